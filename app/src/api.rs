@@ -1,0 +1,199 @@
+//! How the UI talks to the backend.
+//!
+//! In the browser every call goes to the public REST API (`/api/v1/…`), the
+//! same one external clients use, so the UI sees exactly the API's errors.
+//! While the server renders a page, the same calls go straight to the
+//! [`Backend`] the server provides as context — no HTTP round trip to itself.
+
+use crate::policy::FieldError;
+use crate::profile::Profile;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The error body every API failure answers with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ApiError {
+    /// Machine-readable kind: `validation_failed`, `malformed_json`,
+    /// `not_found`, `stale_revision`, `unavailable`, `payload_too_large`,
+    /// `internal`.
+    pub error: String,
+    /// A sentence a person can act on.
+    pub message: String,
+    /// Field errors (with `validation_failed`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+    /// The current stored profile (with `stale_revision` on a profile).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Box<Profile>>,
+    /// HTTP status, filled in by the client (not sent on the wire).
+    #[serde(skip)]
+    pub status: u16,
+}
+
+impl ApiError {
+    pub fn new(error: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            error: error.to_string(),
+            message: message.into(),
+            errors: Vec::new(),
+            profile: None,
+            status: 0,
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Reads the server renderer needs. The server implements it over its store.
+#[cfg(feature = "ssr")]
+#[async_trait::async_trait]
+pub trait Backend: Send + Sync {
+    async fn list_profiles(&self) -> Result<Vec<Profile>, ApiError>;
+    async fn get_profile(&self, id: &str) -> Result<Profile, ApiError>;
+}
+
+#[cfg(feature = "ssr")]
+pub type SharedBackend = std::sync::Arc<dyn Backend>;
+
+#[cfg(feature = "ssr")]
+fn backend() -> Result<SharedBackend, ApiError> {
+    leptos::prelude::use_context::<SharedBackend>()
+        .ok_or_else(|| ApiError::new("internal", "no backend in context"))
+}
+
+pub async fn list_profiles() -> Result<Vec<Profile>, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.list_profiles().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get("/api/v1/profiles").await
+    }
+}
+
+pub async fn get_profile(id: String) -> Result<Profile, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.get_profile(&id).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get(&format!("/api/v1/profiles/{}", browser::encode(&id))).await
+    }
+}
+
+/// Creates a profile from its JSON body (browser only).
+pub async fn create_profile(body: serde_json::Value) -> Result<Profile, ApiError> {
+    browser::send("POST", "/api/v1/profiles", &body).await
+}
+
+/// Updates a profile; `body` carries the `revision` it was based on.
+pub async fn update_profile(id: &str, body: serde_json::Value) -> Result<Profile, ApiError> {
+    browser::send("PUT", &format!("/api/v1/profiles/{}", browser::encode(id)), &body).await
+}
+
+/// Deletes a profile at the revision the page shows.
+pub async fn delete_profile(id: &str, revision: i64) -> Result<(), ApiError> {
+    let path = format!("/api/v1/profiles/{}?revision={revision}", browser::encode(id));
+    browser::send::<serde_json::Value>("DELETE", &path, &serde_json::Value::Null)
+        .await
+        .map(|_| ())
+}
+
+#[cfg(feature = "hydrate")]
+mod browser {
+    use super::ApiError;
+    use gloo_net::http::{Request, RequestBuilder, Response};
+    use serde::de::DeserializeOwned;
+
+    pub fn encode(s: &str) -> String {
+        String::from(js_sys::encode_uri_component(s))
+    }
+
+    async fn read<T: DeserializeOwned>(resp: Result<Response, gloo_net::Error>) -> Result<T, ApiError> {
+        let resp = resp.map_err(|e| ApiError::new("network", format!("The server could not be reached: {e}")))?;
+        let status = resp.status();
+        if resp.ok() {
+            if status == 204 {
+                return serde_json::from_value(serde_json::Value::Null)
+                    .map_err(|e| ApiError::new("internal", e.to_string()));
+            }
+            resp.json::<T>()
+                .await
+                .map_err(|e| ApiError::new("internal", format!("Unexpected answer from the server: {e}")))
+        } else {
+            let mut err = resp.json::<ApiError>().await.unwrap_or_else(|_| {
+                ApiError::new("internal", format!("The server answered {status}"))
+            });
+            err.status = status;
+            Err(err)
+        }
+    }
+
+    // Browser futures are not `Send`; resources require it. The browser is
+    // single-threaded, so wrapping them is sound.
+    pub async fn get<T: DeserializeOwned + 'static>(path: &str) -> Result<T, ApiError> {
+        let path = path.to_string();
+        send_wrapper::SendWrapper::new(async move { read(Request::get(&path).send().await).await }).await
+    }
+
+    pub async fn send<T: DeserializeOwned + 'static>(
+        method: &str,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, ApiError> {
+        let (method, path, body) = (method.to_string(), path.to_string(), body.clone());
+        send_wrapper::SendWrapper::new(async move { send_now(&method, &path, &body).await }).await
+    }
+
+    async fn send_now<T: DeserializeOwned>(
+        method: &str,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, ApiError> {
+        let builder: RequestBuilder = match method {
+            "POST" => Request::post(path),
+            "PUT" => Request::put(path),
+            "DELETE" => Request::delete(path),
+            _ => Request::get(path),
+        };
+        let request = if body.is_null() {
+            builder.build()
+        } else {
+            builder.json(body)
+        };
+        let request = request.map_err(|e| ApiError::new("internal", e.to_string()))?;
+        read(request.send().await).await
+    }
+}
+
+/// Without the browser there is nothing to send writes with; the server
+/// never calls these (components only write from event handlers).
+#[cfg(not(feature = "hydrate"))]
+mod browser {
+    use super::ApiError;
+    use serde::de::DeserializeOwned;
+
+    pub fn encode(s: &str) -> String {
+        s.to_string()
+    }
+
+    #[allow(dead_code)]
+    pub async fn get<T: DeserializeOwned>(_path: &str) -> Result<T, ApiError> {
+        Err(ApiError::new("internal", "only available in the browser"))
+    }
+
+    pub async fn send<T: DeserializeOwned>(
+        _method: &str,
+        _path: &str,
+        _body: &serde_json::Value,
+    ) -> Result<T, ApiError> {
+        Err(ApiError::new("internal", "only available in the browser"))
+    }
+}

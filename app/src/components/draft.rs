@@ -1,0 +1,341 @@
+//! The editable state of a profile form. Inputs hold text, so what a person
+//! types survives until they fix it; [`ProfileDraft::to_json`] turns it into
+//! the JSON body the API takes, and the shared validator judges that body —
+//! the same code, paths and messages as the server.
+
+use crate::policy::{ClassPolicy, OnExhausted, PolicyClass};
+use crate::profile::{Candidate, Profile};
+use leptos::prelude::*;
+use serde_json::{json, Value};
+
+/// A unit a duration input can be expressed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Minutes,
+    Hours,
+    Days,
+}
+
+impl Unit {
+    pub fn seconds(self) -> u64 {
+        match self {
+            Unit::Seconds => 1,
+            Unit::Minutes => 60,
+            Unit::Hours => 3_600,
+            Unit::Days => 86_400,
+        }
+    }
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Unit::Seconds => "seconds",
+            Unit::Minutes => "minutes",
+            Unit::Hours => "hours",
+            Unit::Days => "days",
+        }
+    }
+
+    pub fn parse(s: &str) -> Unit {
+        match s {
+            "minutes" => Unit::Minutes,
+            "hours" => Unit::Hours,
+            "days" => Unit::Days,
+            _ => Unit::Seconds,
+        }
+    }
+}
+
+pub const INTERVAL_UNITS: &[Unit] = &[Unit::Seconds, Unit::Minutes, Unit::Hours];
+pub const WAIT_UNITS: &[Unit] = &[Unit::Seconds, Unit::Minutes, Unit::Hours, Unit::Days];
+
+/// A number input with a unit select.
+#[derive(Debug, Clone, Copy)]
+pub struct DurationDraft {
+    pub amount: RwSignal<String>,
+    pub unit: RwSignal<Unit>,
+}
+
+impl DurationDraft {
+    /// Shows `seconds` in the largest of `units` that divides it evenly;
+    /// zero (a disabled section) shows `fallback` instead.
+    pub fn new(seconds: u32, fallback: (u32, Unit), units: &[Unit]) -> Self {
+        let (amount, unit) = if seconds == 0 {
+            fallback
+        } else {
+            let unit = units
+                .iter()
+                .rev()
+                .copied()
+                .find(|u| seconds as u64 % u.seconds() == 0)
+                .unwrap_or(Unit::Seconds);
+            ((seconds as u64 / unit.seconds()) as u32, unit)
+        };
+        DurationDraft {
+            amount: RwSignal::new(amount.to_string()),
+            unit: RwSignal::new(unit),
+        }
+    }
+
+    /// Seconds as JSON: a number when the text is one, otherwise the text
+    /// itself so the validator reports it as the wrong type.
+    pub fn to_json(&self) -> Value {
+        let unit = self.unit.get().seconds() as f64;
+        match number(&self.amount.get()) {
+            Value::Number(n) => {
+                let seconds = n.as_f64().unwrap_or(f64::NAN) * unit;
+                json_number(seconds)
+            }
+            other => other,
+        }
+    }
+}
+
+fn json_number(f: f64) -> Value {
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 {
+        json!(f as i64)
+    } else {
+        serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::String(f.to_string()))
+    }
+}
+
+/// Text → JSON number; empty → null (required); anything else → the text.
+pub fn number(text: &str) -> Value {
+    let t = text.trim();
+    if t.is_empty() {
+        return Value::Null;
+    }
+    match t.parse::<f64>() {
+        Ok(f) if f.is_finite() => json_number(f),
+        _ => Value::String(t.to_string()),
+    }
+}
+
+/// One class policy being edited.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassDraft {
+    pub class: PolicyClass,
+    pub retry_enabled: RwSignal<bool>,
+    pub max_retries: RwSignal<String>,
+    pub initial: DurationDraft,
+    pub wait_enabled: RwSignal<bool>,
+    pub max_wait: DurationDraft,
+    pub on_exhausted: RwSignal<OnExhausted>,
+}
+
+impl ClassDraft {
+    pub fn new(class: PolicyClass, p: &ClassPolicy) -> Self {
+        let max_retries = if p.retry.enabled { p.retry.max_retries } else { 3 };
+        ClassDraft {
+            class,
+            retry_enabled: RwSignal::new(p.retry.enabled),
+            max_retries: RwSignal::new(max_retries.to_string()),
+            initial: DurationDraft::new(p.retry.initial_interval_seconds, (5, Unit::Seconds), INTERVAL_UNITS),
+            wait_enabled: RwSignal::new(p.wait_for_reset.enabled),
+            max_wait: DurationDraft::new(p.wait_for_reset.max_wait_seconds, (5, Unit::Minutes), WAIT_UNITS),
+            on_exhausted: RwSignal::new(p.on_exhausted),
+        }
+    }
+
+    /// The class policy as the API takes it. Disabled sections send zeros.
+    pub fn to_json(&self) -> Value {
+        let retry = self.retry_enabled.get();
+        let wait = self.wait_enabled.get();
+        json!({
+            "retry": {
+                "enabled": retry,
+                "max_retries": if retry { number(&self.max_retries.get()) } else { json!(0) },
+                "initial_interval_seconds": if retry { self.initial.to_json() } else { json!(0) },
+            },
+            "wait_for_reset": {
+                "enabled": wait,
+                "max_wait_seconds": if wait { self.max_wait.to_json() } else { json!(0) },
+            },
+            "on_exhausted": self.on_exhausted.get().as_str(),
+        })
+    }
+}
+
+static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// One candidate being edited. `key` identifies the row across reorders.
+#[derive(Debug, Clone)]
+pub struct CandidateDraft {
+    pub key: u64,
+    pub id: Option<String>,
+    pub label: RwSignal<String>,
+    pub agent: RwSignal<String>,
+    pub provider_id: RwSignal<String>,
+    pub model_id: RwSignal<String>,
+    pub profile_ref: RwSignal<String>,
+    pub transient: ClassDraft,
+    pub hard: ClassDraft,
+    pub expanded: RwSignal<bool>,
+}
+
+impl CandidateDraft {
+    pub fn from_candidate(c: &Candidate, key: u64) -> Self {
+        CandidateDraft {
+            key,
+            id: Some(c.id.clone()),
+            label: RwSignal::new(c.label.clone()),
+            agent: RwSignal::new(c.agent.clone()),
+            provider_id: RwSignal::new(c.provider_id.clone()),
+            model_id: RwSignal::new(c.model_id.clone()),
+            profile_ref: RwSignal::new(c.profile_ref.clone()),
+            transient: ClassDraft::new(PolicyClass::Transient, &c.policy.transient),
+            hard: ClassDraft::new(PolicyClass::Hard, &c.policy.hard),
+            expanded: RwSignal::new(false),
+        }
+    }
+
+    /// A fresh candidate, expanded so its fields are ready to fill in.
+    /// Keys of new rows come from a counter; rows loaded from a profile use
+    /// their index, so the server and the browser render the same markup.
+    pub fn blank() -> Self {
+        let key = 1_000_000 + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let policy = crate::policy::CandidatePolicy::default();
+        CandidateDraft {
+            key,
+            id: None,
+            label: RwSignal::new(String::new()),
+            agent: RwSignal::new(String::new()),
+            provider_id: RwSignal::new(String::new()),
+            model_id: RwSignal::new(String::new()),
+            profile_ref: RwSignal::new(String::new()),
+            transient: ClassDraft::new(PolicyClass::Transient, &policy.transient),
+            hard: ClassDraft::new(PolicyClass::Hard, &policy.hard),
+            expanded: RwSignal::new(true),
+        }
+    }
+
+    pub fn class(&self, class: PolicyClass) -> ClassDraft {
+        match class {
+            PolicyClass::Transient => self.transient,
+            PolicyClass::Hard => self.hard,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "label": self.label.get(),
+            "agent": self.agent.get(),
+            "provider_id": self.provider_id.get(),
+            "model_id": self.model_id.get(),
+            "profile_ref": self.profile_ref.get(),
+            "policy": {
+                "version": crate::policy::limits::POLICY_VERSION,
+                "transient": self.transient.to_json(),
+                "hard": self.hard.to_json(),
+            },
+        });
+        if let Some(id) = &self.id {
+            v["id"] = json!(id);
+        }
+        v
+    }
+}
+
+/// The whole form.
+#[derive(Debug, Clone, Copy)]
+pub struct ProfileDraft {
+    pub name: RwSignal<String>,
+    pub revision: RwSignal<Option<i64>>,
+    pub candidates: RwSignal<Vec<CandidateDraft>>,
+}
+
+impl ProfileDraft {
+    pub fn from_profile(p: &Profile) -> Self {
+        ProfileDraft {
+            name: RwSignal::new(p.name.clone()),
+            revision: RwSignal::new(Some(p.revision)),
+            candidates: RwSignal::new(
+                p.candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| CandidateDraft::from_candidate(c, i as u64))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn blank() -> Self {
+        ProfileDraft {
+            name: RwSignal::new(String::new()),
+            revision: RwSignal::new(None),
+            candidates: RwSignal::new(vec![CandidateDraft::blank()]),
+        }
+    }
+
+    /// Loads a saved (or authoritative) profile into the existing form.
+    pub fn reset_to(&self, p: &Profile) {
+        self.name.set(p.name.clone());
+        self.revision.set(Some(p.revision));
+        self.candidates.set(
+            p.candidates
+                .iter()
+                .map(|c| {
+                    let key = 1_000_000 + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    CandidateDraft::from_candidate(c, key)
+                })
+                .collect(),
+        );
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "name": self.name.get(),
+            "candidates": self.candidates.get().iter().map(CandidateDraft::to_json).collect::<Vec<_>>(),
+        });
+        if let Some(r) = self.revision.get() {
+            v["revision"] = json!(r);
+        }
+        v
+    }
+
+    /// Moves the candidate with `key` by `delta` places, if it can move.
+    pub fn shift(&self, key: u64, delta: isize) {
+        self.candidates.update(|list| {
+            if let Some(i) = list.iter().position(|c| c.key == key) {
+                let j = i as isize + delta;
+                if j >= 0 && (j as usize) < list.len() {
+                    list.swap(i, j as usize);
+                }
+            }
+        });
+    }
+
+    pub fn remove(&self, key: u64) {
+        self.candidates.update(|list| list.retain(|c| c.key != key));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_bad_text_for_the_validator() {
+        assert_eq!(number(" 3 "), json!(3));
+        assert_eq!(number("2.5"), json!(2.5));
+        assert_eq!(number(""), Value::Null);
+        assert_eq!(number("three"), json!("three"));
+        assert_eq!(number("inf"), json!("inf"));
+    }
+
+    #[test]
+    fn durations_pick_the_largest_even_unit() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let d = DurationDraft::new(7_200, (5, Unit::Seconds), WAIT_UNITS);
+            assert_eq!((d.amount.get_untracked(), d.unit.get_untracked()), ("2".to_string(), Unit::Hours));
+            let d = DurationDraft::new(90, (5, Unit::Seconds), INTERVAL_UNITS);
+            assert_eq!((d.amount.get_untracked(), d.unit.get_untracked()), ("90".to_string(), Unit::Seconds));
+            d.unit.set(Unit::Minutes);
+            d.amount.set("1.5".into());
+            assert_eq!(d.to_json(), json!(90));
+        });
+    }
+}

@@ -1,0 +1,74 @@
+//! Provider Error Recovery: the web app and the policy core.
+//!
+//! Layout:
+//! - [`policy`]: the version-1 class policy document — limits, validation,
+//!   schedule, legacy normalisation. Pure Rust, shared by server and browser.
+//! - [`profile`]: dynamic profiles on the wire and their validation.
+//! - [`api`]: the browser's (and server renderer's) access to the REST API.
+//! - [`pages`] and [`components`]: the Leptos UI.
+//!
+//! Compiled twice: with `ssr` into the server, with `hydrate` into WASM.
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod components;
+pub mod pages;
+pub mod policy;
+pub mod profile;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes, A},
+    path,
+};
+
+/// The HTML document the server renders around [`App`].
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    // Effects only run in the browser: this marks the page as interactive,
+    // which end-to-end tests wait for before typing.
+    Effect::new(|_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+    view! {
+        <Stylesheet id="leptos" href="/pkg/kandev-recovery.css"/>
+        <Title text="Provider Error Recovery"/>
+        <Router>
+            <header class="topbar">
+                <A href="/profiles" attr:class="brand">"Provider Error Recovery"</A>
+                <nav aria-label="Main">
+                    <A href="/profiles">"Profiles"</A>
+                </nav>
+            </header>
+            <main>
+                <Routes fallback=|| view! { <p class="notice">"Page not found."</p> }>
+                    <Route path=path!("/") view=pages::profiles::ProfilesPage/>
+                    <Route path=path!("/profiles") view=pages::profiles::ProfilesPage/>
+                    <Route path=path!("/profiles/new") view=pages::profile::NewProfilePage/>
+                    <Route path=path!("/profiles/:id") view=pages::profile::ProfilePage/>
+                </Routes>
+            </main>
+        </Router>
+    }
+}

@@ -1,0 +1,4 @@
+//! One module per page.
+
+pub mod profile;
+pub mod profiles;

@@ -1,0 +1,256 @@
+//! `/profiles/{id}` and `/profiles/new`: the profile settings page.
+
+use crate::api::{self, ApiError};
+use crate::components::candidate_row::CandidateRow;
+use crate::components::draft::{CandidateDraft, ProfileDraft};
+use crate::components::field::{Errors, FieldMessage};
+use crate::policy::{FieldError, FieldErrorCode};
+use crate::profile::{check_profile, Intent, Profile};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_navigate, use_params_map};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Status {
+    Idle,
+    Saving,
+    Saved(String),
+    Problem(String),
+    /// Someone else saved first: their version, to load on request.
+    Stale(Box<Profile>),
+}
+
+#[component]
+pub fn ProfilePage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let profile = Resource::new(id, api::get_profile);
+    view! {
+        <Suspense fallback=|| view! { <p class="notice">"Loading the profile…"</p> }>
+            {move || Suspend::new(async move {
+                match profile.await {
+                    Ok(p) => view! { <ProfileEditor initial=Some(p)/> }.into_any(),
+                    Err(e) => view! { <LoadError error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn NewProfilePage() -> impl IntoView {
+    view! { <ProfileEditor initial=None/> }
+}
+
+#[component]
+pub fn LoadError(error: ApiError) -> impl IntoView {
+    let title = if error.status == 404 || error.error == "not_found" {
+        "Profile not found"
+    } else {
+        "The profile could not be loaded"
+    };
+    view! {
+        <Title text=title/>
+        <section class="panel">
+            <h1>{title}</h1>
+            <p>{error.message}</p>
+            <p><a href="/profiles">"Back to all profiles"</a></p>
+        </section>
+    }
+}
+
+#[component]
+fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
+    let creating = initial.is_none();
+    let profile_id = initial.as_ref().map(|p| p.id.clone()).unwrap_or_default();
+    let configuration_error = initial.as_ref().and_then(|p| p.configuration_error.clone());
+    let draft = match &initial {
+        Some(p) => ProfileDraft::from_profile(p),
+        None => ProfileDraft::blank(),
+    };
+    let intent = if creating { Intent::Create } else { Intent::Update };
+    let attempted = RwSignal::new(false);
+    let status = RwSignal::new(Status::Idle);
+    let server_errors = RwSignal::new(Vec::<FieldError>::new());
+    // Empty required fields are only reported once a save is attempted;
+    // everything else is reported as it is typed.
+    let inline = Memo::new(move |_| {
+        let all = check_profile(&draft.to_json(), intent);
+        if attempted.get() {
+            all
+        } else {
+            all.into_iter().filter(|e| e.code != FieldErrorCode::Required).collect()
+        }
+    });
+    let errors = Errors {
+        inline,
+        server: server_errors,
+    };
+    // Any edit makes the server's last verdict stale.
+    Effect::watch(
+        move || draft.to_json(),
+        move |_, _, _| server_errors.set(Vec::new()),
+        false,
+    );
+
+    let navigate = use_navigate();
+    let save_id = profile_id.clone();
+    let save = move || {
+        attempted.set(true);
+        let problems = check_profile(&draft.to_json(), intent);
+        if !problems.is_empty() {
+            status.set(Status::Problem(format!(
+                "{} field{} need{} attention before saving.",
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                if problems.len() == 1 { "s" } else { "" }
+            )));
+            return;
+        }
+        status.set(Status::Saving);
+        let body = draft.to_json();
+        let id = save_id.clone();
+        let navigate = navigate.clone();
+        leptos::task::spawn_local(async move {
+            let result = if creating {
+                api::create_profile(body).await
+            } else {
+                api::update_profile(&id, body).await
+            };
+            match result {
+                Ok(saved) if creating => {
+                    navigate(&format!("/profiles/{}", saved.id), Default::default());
+                }
+                Ok(saved) => {
+                    keep_open_rows(&draft, &saved);
+                    status.set(Status::Saved(format!("Saved (revision {}).", saved.revision)));
+                }
+                Err(e) if e.error == "validation_failed" => {
+                    server_errors.set(e.errors.clone());
+                    status.set(Status::Problem(format!(
+                        "{} The server's messages are shown at the fields.",
+                        e.message
+                    )));
+                }
+                Err(ApiError { profile: Some(current), .. }) => status.set(Status::Stale(current)),
+                Err(e) => status.set(Status::Problem(e.message)),
+            }
+        });
+    };
+
+    let add_candidate = move |_| draft.candidates.update(|list| list.push(CandidateDraft::blank()));
+    let heading = move || {
+        let n = draft.name.get();
+        if n.trim().is_empty() {
+            if creating { "New dynamic profile".to_string() } else { "Untitled profile".to_string() }
+        } else {
+            n
+        }
+    };
+    let name_field = Signal::derive(|| "name".to_string());
+    let candidates_field = Signal::derive(|| "candidates".to_string());
+
+    view! {
+        <Title text=move || format!("{} · Provider Error Recovery", heading())/>
+        <nav class="crumbs" aria-label="Breadcrumb"><a href="/profiles">"Profiles"</a></nav>
+        <h1>{heading}</h1>
+        {configuration_error.map(|e| view! {
+            <section class="panel warning" role="alert">
+                <h2>"This profile needs repair"</h2>
+                <p>{e.message}</p>
+                <ul>{e.errors.into_iter().map(|fe| view! { <li><code>{fe.field}</code>": "{fe.message}</li> }).collect_view()}</ul>
+                <p>"Until it is saved in the current format it authorises no automatic recovery."</p>
+            </section>
+        })}
+        <form
+            class="profile-form"
+            novalidate
+            on:submit=move |ev| {
+                ev.prevent_default();
+                save();
+            }
+        >
+            <div class="field">
+                <label for="profile-name">"Profile name"</label>
+                <input
+                    id="profile-name"
+                    type="text"
+                    autocomplete="off"
+                    bind:value=draft.name
+                    aria-invalid=move || errors.message("name").is_some().to_string()
+                    aria-describedby="profile-name-error"
+                />
+                <FieldMessage id="profile-name-error".to_string() errors field=name_field/>
+            </div>
+
+            <h2>"Candidates"</h2>
+            <p class="explain">
+                "Candidates are tried in order. When one fails, its policy for that class of error decides: \
+                 retry it, wait for the provider's reset, skip to the next candidate, or stop for you."
+            </p>
+            <FieldMessage id="candidates-error".to_string() errors field=candidates_field/>
+            <ol class="candidates">
+                <For each=move || draft.candidates.get() key=|c| c.key let:candidate>
+                    <CandidateRow draft candidate errors/>
+                </For>
+            </ol>
+            <button type="button" class="secondary add" on:click=add_candidate>
+                "Add candidate"
+            </button>
+
+            <div class="save-bar">
+                <button type="submit" class="primary" prop:disabled=move || status.get() == Status::Saving>
+                    {if creating { "Create profile" } else { "Save" }}
+                </button>
+                <StatusLine status draft/>
+            </div>
+        </form>
+    }
+}
+
+/// After a save, reloads the form from the answer (new candidates get their
+/// ids) while keeping open rows open.
+fn keep_open_rows(draft: &ProfileDraft, saved: &Profile) {
+    let open: Vec<bool> = draft
+        .candidates
+        .with_untracked(|list| list.iter().map(|c| c.expanded.get_untracked()).collect());
+    draft.reset_to(saved);
+    draft.candidates.with_untracked(|list| {
+        for (c, was_open) in list.iter().zip(open) {
+            c.expanded.set(was_open);
+        }
+    });
+}
+
+#[component]
+fn StatusLine(status: RwSignal<Status>, draft: ProfileDraft) -> impl IntoView {
+    move || match status.get() {
+        Status::Idle => view! { <p class="status" role="status"></p> }.into_any(),
+        Status::Saving => view! { <p class="status" role="status">"Saving…"</p> }.into_any(),
+        Status::Saved(m) => view! { <p class="status ok" role="status">{m}</p> }.into_any(),
+        Status::Problem(m) => view! { <p class="status problem" role="status">{m}</p> }.into_any(),
+        Status::Stale(current) => {
+            let revision = current.revision;
+            view! {
+                <div class="status problem" role="status">
+                    <p>
+                        {format!(
+                            "Someone else saved this profile (now revision {revision}) after you opened it; nothing was saved."
+                        )}
+                    </p>
+                    <button
+                        type="button"
+                        class="secondary"
+                        on:click=move |_| {
+                            draft.reset_to(&current);
+                            status.set(Status::Idle);
+                        }
+                    >
+                        "Load the current version"
+                    </button>
+                </div>
+            }
+            .into_any()
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The hydrate entry point: the browser half of the app, nothing else.
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(app::App);
+}

@@ -1,0 +1,124 @@
+//! One HTTP error type: one status match, one body shape
+//! ([`app::api::ApiError`]). Internal failures are logged with context and
+//! answered with a generic message.
+
+use crate::profiles::ProfileError;
+use crate::store::StoreError;
+use app::api::ApiError;
+use app::policy::FieldError;
+use app::profile::Profile;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+#[derive(Debug)]
+pub enum HttpError {
+    /// 400: the body is not JSON, or a query parameter is malformed.
+    Malformed(String),
+    /// 422: the body is JSON but breaks the rules.
+    Invalid(Vec<FieldError>),
+    /// 404.
+    NotFound(String),
+    /// 409: the profile moved on; carries what is stored now.
+    StaleProfile(Box<Profile>),
+    /// 409 for other conflicts.
+    Conflict(String, String),
+    /// 413.
+    TooLarge(usize),
+    /// 403: a feature that is switched off (e.g. the test clock).
+    Forbidden(String),
+    /// 503: the database cannot be read or written; nothing changed.
+    Unavailable(String),
+    /// 500: a bug; details are in the log only.
+    Internal(String),
+}
+
+pub type HttpResult<T> = Result<T, HttpError>;
+
+impl HttpError {
+    pub fn status_code(&self) -> StatusCode {
+        match self {
+            HttpError::Malformed(_) => StatusCode::BAD_REQUEST,
+            HttpError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            HttpError::NotFound(_) => StatusCode::NOT_FOUND,
+            HttpError::StaleProfile(_) | HttpError::Conflict(..) => StatusCode::CONFLICT,
+            HttpError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            HttpError::Forbidden(_) => StatusCode::FORBIDDEN,
+            HttpError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            HttpError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn body(self) -> ApiError {
+        match self {
+            HttpError::Malformed(m) => ApiError::new("malformed_json", m),
+            HttpError::Invalid(errors) => ApiError {
+                errors,
+                ..ApiError::new(
+                    "validation_failed",
+                    "Some fields are invalid; nothing was saved.",
+                )
+            },
+            HttpError::NotFound(what) => ApiError::new("not_found", format!("{what} was not found.")),
+            HttpError::StaleProfile(current) => ApiError {
+                profile: Some(current),
+                ..ApiError::new(
+                    "stale_revision",
+                    "Someone saved this profile after you loaded it; nothing was saved. Review the current version and try again.",
+                )
+            },
+            HttpError::Conflict(kind, m) => ApiError::new(&kind, m),
+            HttpError::TooLarge(limit) => ApiError::new(
+                "payload_too_large",
+                format!("The request body is larger than the {limit}-byte limit."),
+            ),
+            HttpError::Forbidden(m) => ApiError::new("forbidden", m),
+            HttpError::Unavailable(detail) => {
+                tracing::error!(%detail, "database unavailable");
+                ApiError::new(
+                    "unavailable",
+                    "The database cannot be written right now; nothing was changed. Try again shortly.",
+                )
+            }
+            HttpError::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                ApiError::new("internal", "Something went wrong on the server; it has been logged.")
+            }
+        }
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let status = self.status_code();
+        (status, Json(self.body())).into_response()
+    }
+}
+
+impl From<StoreError> for HttpError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => HttpError::NotFound("The record".into()),
+            StoreError::StaleRevision { current } => HttpError::Conflict(
+                "stale_revision".into(),
+                format!("The record changed; its revision is now {current}."),
+            ),
+            StoreError::AlreadyExists => {
+                HttpError::Conflict("already_exists".into(), "The record already exists.".into())
+            }
+            StoreError::Unavailable(d) => HttpError::Unavailable(d),
+        }
+    }
+}
+
+impl From<ProfileError> for HttpError {
+    fn from(e: ProfileError) -> Self {
+        match e {
+            ProfileError::Invalid(errors) => HttpError::Invalid(errors),
+            ProfileError::NotFound => HttpError::NotFound("The profile".into()),
+            ProfileError::Stale { current } => HttpError::StaleProfile(current),
+            ProfileError::Misconfigured(m) => HttpError::Conflict("profile_misconfigured".into(), m),
+            ProfileError::Store(e) => e.into(),
+        }
+    }
+}

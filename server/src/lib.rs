@@ -1,0 +1,20 @@
+//! Provider Error Recovery service.
+//!
+//! Layout:
+//! - [`classify`]: evidence envelopes → classifications, driven by the data
+//!   catalogue in `catalogue/`. The only place that reads provider text.
+//! - [`profiles`]: dynamic profiles — validation, legacy normalisation,
+//!   optimistic concurrency — over the store.
+//! - [`clock`]: the one injectable source of time.
+//! - [`store`]: persistence behind one trait, SQLite and PostgreSQL.
+//! - [`http`]: the REST API, OpenAPI document, health and the Leptos pages.
+//! - [`config`]: command-line and environment configuration.
+#![forbid(unsafe_code)]
+
+pub mod classify;
+pub mod clock;
+pub mod config;
+pub mod http;
+pub mod profiles;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,36 @@
+//! `kandev-recovery`: bootstrap only. Parses the command line, sets up
+//! logging and hands over to the library.
+
+use clap::Parser;
+use server::config::{CatalogueCommand, Cli, Command, ServeArgs};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Serve(ServeArgs::parse_from_env())) {
+        Command::Serve(args) => serve(args),
+        Command::Classify => server::classify::cli::run_classify(),
+        Command::Catalogue {
+            command: CatalogueCommand::Check { verbose },
+        } => server::classify::cli::run_catalogue_check(verbose),
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    server::telemetry::init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server::http::serve(args, server::http::shutdown_signal())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = format!("{e:#}"), "server stopped");
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Persistence behind one trait, with an SQLite and a PostgreSQL
+//! implementation generated from the same SQL (see [`sql`]), so every query
+//! is exercised by one behavioural suite on both engines.
+//!
+//! The store knows rows, not rules: it never validates a policy. What it
+//! guarantees is atomicity (each method is one transaction) and fencing
+//! (`revision` compare-and-swap on profiles).
+
+mod postgres;
+mod sql;
+mod sqlite;
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+use async_trait::async_trait;
+use std::sync::Arc;
+
+/// What went wrong in the store, in terms callers act on.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    /// The row moved on: `current` is the revision now stored.
+    #[error("stale revision: the stored revision is {current}")]
+    StaleRevision { current: i64 },
+    #[error("already exists")]
+    AlreadyExists,
+    /// The database cannot be reached or written (read-only, disk full,
+    /// connection lost). Nothing was changed.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::AlreadyExists,
+            _ => StoreError::Unavailable(e.to_string()),
+        }
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(e: sqlx::migrate::MigrateError) -> Self {
+        StoreError::Unavailable(format!("migration failed: {e}"))
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A profile row: the candidate list is an opaque JSON document here; the
+/// profiles service parses and validates it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileRow {
+    pub id: String,
+    pub name: String,
+    pub revision: i64,
+    pub document: String,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// Which engine a store runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    fn engine(&self) -> Engine;
+
+    /// A cheap round trip, for `/readyz`.
+    async fn ping(&self) -> Result<()>;
+
+    async fn list_profiles(&self) -> Result<Vec<ProfileRow>>;
+
+    async fn get_profile(&self, id: &str) -> Result<Option<ProfileRow>>;
+
+    /// Inserts a new profile at revision 1.
+    async fn insert_profile(&self, row: &ProfileRow) -> Result<ProfileRow>;
+
+    /// Replaces name and document if the stored revision is
+    /// `expected_revision`; the new revision is one more.
+    async fn update_profile(
+        &self,
+        id: &str,
+        expected_revision: i64,
+        name: &str,
+        document: &str,
+        now_ms: i64,
+    ) -> Result<ProfileRow>;
+
+    /// Rewrites a document without changing its meaning or revision: the
+    /// one-time normalisation of a legacy document on first load. Fenced by
+    /// the revision so it never overwrites a concurrent edit.
+    async fn normalise_profile_document(&self, id: &str, revision: i64, document: &str) -> Result<()>;
+
+    /// Deletes a profile; with `expected_revision`, only at that revision.
+    async fn delete_profile(&self, id: &str, expected_revision: Option<i64>) -> Result<()>;
+
+    async fn get_setting(&self, key: &str) -> Result<Option<String>>;
+
+    /// Sets `key` only if it is not set yet; answers whether it was set now.
+    async fn set_setting_once(&self, key: &str, value: &str) -> Result<bool>;
+}
+
+pub type DynStore = Arc<dyn Store>;
+
+/// Opens (creating an SQLite file and its directory when needed) and
+/// migrates the database a URL names.
+pub async fn connect(url: &str) -> Result<DynStore> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PgStore::connect(url).await?))
+    } else if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::connect(url).await?))
+    } else {
+        Err(StoreError::Unavailable(format!(
+            "unsupported database URL `{url}`: use sqlite://path/to/file.db or postgres://…"
+        )))
+    }
+}

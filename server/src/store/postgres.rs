@@ -1,0 +1,25 @@
+//! PostgreSQL: for shared deployments (`DATABASE_URL=postgres://…`).
+
+use super::{sql::impl_store, Engine, Result};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+use std::time::Duration;
+
+pub struct PgStore {
+    pub(crate) pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects and runs the PostgreSQL migrations.
+    pub async fn connect(url: &str) -> Result<PgStore> {
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await?;
+        sqlx::migrate!("../migrations/postgres").run(&pool).await?;
+        Ok(PgStore { pool })
+    }
+}
+
+impl_store!(PgStore, Engine::Postgres);

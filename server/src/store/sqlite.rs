@@ -1,0 +1,42 @@
+//! SQLite: the default engine, one file under `./data/`.
+
+use super::{sql::impl_store, Engine, Result, StoreError};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::SqlitePool;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub struct SqliteStore {
+    pub(crate) pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens the file a `sqlite://` URL names (creating it and its directory
+    /// if needed) and runs the SQLite migrations.
+    pub async fn connect(url: &str) -> Result<SqliteStore> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Unavailable(format!("bad SQLite URL `{url}`: {e}")))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // WAL with NORMAL is durable across process crashes (only an OS
+            // crash can lose the last transactions), and much faster.
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        if let Some(dir) = options.get_filename().parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    StoreError::Unavailable(format!("cannot create {}: {e}", dir.display()))
+                })?;
+            }
+        }
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
+        Ok(SqliteStore { pool })
+    }
+}
+
+impl_store!(SqliteStore, Engine::Sqlite);
