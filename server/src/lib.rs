@@ -10,6 +10,8 @@
 //! - [`http`]: the REST API, OpenAPI document, health and the Leptos pages.
 //! - [`config`]: command-line and environment configuration.
 #![forbid(unsafe_code)]
+// Leptos view types nest deeply; their Send checks need more room.
+#![recursion_limit = "256"]
 
 pub mod classify;
 pub mod clock;

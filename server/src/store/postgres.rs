@@ -22,4 +22,12 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// Wraps a pool whose database is already migrated (tests use this to
+    /// open a read-only connection to an existing database).
+    pub fn from_migrated_pool(pool: PgPool) -> PgStore {
+        PgStore { pool }
+    }
+}
+
 impl_store!(PgStore, Engine::Postgres);

@@ -39,4 +39,12 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Wraps a pool whose database is already migrated (tests use this to
+    /// open a read-only connection to an existing database).
+    pub fn from_migrated_pool(pool: SqlitePool) -> SqliteStore {
+        SqliteStore { pool }
+    }
+}
+
 impl_store!(SqliteStore, Engine::Sqlite);
