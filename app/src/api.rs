@@ -95,12 +95,20 @@ pub async fn create_profile(body: serde_json::Value) -> Result<Profile, ApiError
 
 /// Updates a profile; `body` carries the `revision` it was based on.
 pub async fn update_profile(id: &str, body: serde_json::Value) -> Result<Profile, ApiError> {
-    browser::send("PUT", &format!("/api/v1/profiles/{}", browser::encode(id)), &body).await
+    browser::send(
+        "PUT",
+        &format!("/api/v1/profiles/{}", browser::encode(id)),
+        &body,
+    )
+    .await
 }
 
 /// Deletes a profile at the revision the page shows.
 pub async fn delete_profile(id: &str, revision: i64) -> Result<(), ApiError> {
-    let path = format!("/api/v1/profiles/{}?revision={revision}", browser::encode(id));
+    let path = format!(
+        "/api/v1/profiles/{}?revision={revision}",
+        browser::encode(id)
+    );
     browser::send::<serde_json::Value>("DELETE", &path, &serde_json::Value::Null)
         .await
         .map(|_| ())
@@ -116,17 +124,24 @@ mod browser {
         String::from(js_sys::encode_uri_component(s))
     }
 
-    async fn read<T: DeserializeOwned>(resp: Result<Response, gloo_net::Error>) -> Result<T, ApiError> {
-        let resp = resp.map_err(|e| ApiError::new("network", format!("The server could not be reached: {e}")))?;
+    async fn read<T: DeserializeOwned>(
+        resp: Result<Response, gloo_net::Error>,
+    ) -> Result<T, ApiError> {
+        let resp = resp.map_err(|e| {
+            ApiError::new("network", format!("The server could not be reached: {e}"))
+        })?;
         let status = resp.status();
         if resp.ok() {
             if status == 204 {
                 return serde_json::from_value(serde_json::Value::Null)
                     .map_err(|e| ApiError::new("internal", e.to_string()));
             }
-            resp.json::<T>()
-                .await
-                .map_err(|e| ApiError::new("internal", format!("Unexpected answer from the server: {e}")))
+            resp.json::<T>().await.map_err(|e| {
+                ApiError::new(
+                    "internal",
+                    format!("Unexpected answer from the server: {e}"),
+                )
+            })
         } else {
             let mut err = resp.json::<ApiError>().await.unwrap_or_else(|_| {
                 ApiError::new("internal", format!("The server answered {status}"))
@@ -140,7 +155,8 @@ mod browser {
     // single-threaded, so wrapping them is sound.
     pub async fn get<T: DeserializeOwned + 'static>(path: &str) -> Result<T, ApiError> {
         let path = path.to_string();
-        send_wrapper::SendWrapper::new(async move { read(Request::get(&path).send().await).await }).await
+        send_wrapper::SendWrapper::new(async move { read(Request::get(&path).send().await).await })
+            .await
     }
 
     pub async fn send<T: DeserializeOwned + 'static>(

@@ -15,6 +15,7 @@ pub mod components;
 pub mod pages;
 pub mod policy;
 pub mod profile;
+pub mod route;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};

@@ -7,7 +7,9 @@
 use crate::policy::class::builtin_class_of;
 use crate::policy::limits::*;
 use crate::policy::validate::{read_candidate_policy, Errors, Obj};
-use crate::policy::{describe, retry_schedule, CandidatePolicy, ErrorClass, FieldError, FieldErrorCode};
+use crate::policy::{
+    describe, retry_schedule, CandidatePolicy, ErrorClass, FieldError, FieldErrorCode,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -85,19 +87,17 @@ pub fn read_profile(
         let name = o.string("name", MAX_NAME_CHARS, errs);
         let revision = match intent {
             Intent::Create => Some(None),
-            Intent::Update => o
-                .required("revision", errs)
-                .and_then(|r| match r.as_i64() {
-                    Some(r) if r >= 0 => Some(Some(r)),
-                    _ => {
-                        errs.push(FieldError::new(
-                            "revision",
-                            FieldErrorCode::InvalidType,
-                            "must be the whole-number revision you read",
-                        ));
-                        None
-                    }
-                }),
+            Intent::Update => o.required("revision", errs).and_then(|r| match r.as_i64() {
+                Some(r) if r >= 0 => Some(Some(r)),
+                _ => {
+                    errs.push(FieldError::new(
+                        "revision",
+                        FieldErrorCode::InvalidType,
+                        "must be the whole-number revision you read",
+                    ));
+                    None
+                }
+            }),
         };
         let candidates = o
             .required("candidates", errs)
@@ -130,14 +130,21 @@ fn read_candidates(
             message: format!(
                 "a dynamic profile needs {MIN_CANDIDATES} to {MAX_CANDIDATES} candidates"
             ),
-            ..FieldError::out_of_range("candidates", "candidates", MIN_CANDIDATES as u64, MAX_CANDIDATES as u64)
+            ..FieldError::out_of_range(
+                "candidates",
+                "candidates",
+                MIN_CANDIDATES as u64,
+                MAX_CANDIDATES as u64,
+            )
         });
         return None;
     }
     errs.checked(|errs| {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            if let Some(c) = read_candidate(item, &format!("candidates[{i}]"), class_of, new_id, errs) {
+            if let Some(c) =
+                read_candidate(item, &format!("candidates[{i}]"), class_of, new_id, errs)
+            {
                 out.push(c);
             }
         }
@@ -164,7 +171,15 @@ fn read_candidate(
     errs.checked(|errs| {
         let o = Obj::read(v, path, errs)?;
         o.reject_unknown(
-            &["id", "label", "agent", "provider_id", "model_id", "profile_ref", "policy"],
+            &[
+                "id",
+                "label",
+                "agent",
+                "provider_id",
+                "model_id",
+                "profile_ref",
+                "policy",
+            ],
             errs,
         );
         let id = o.opt_string("id", MAX_IDENT_CHARS, errs);
@@ -217,7 +232,10 @@ impl SchedulePreview {
     pub fn of(p: &crate::policy::ClassPolicy) -> Self {
         SchedulePreview {
             retry_delays_seconds: retry_schedule(&p.retry),
-            max_wait_seconds: p.wait_for_reset.enabled.then_some(p.wait_for_reset.max_wait_seconds),
+            max_wait_seconds: p
+                .wait_for_reset
+                .enabled
+                .then_some(p.wait_for_reset.max_wait_seconds),
             on_exhausted: p.on_exhausted.as_str().to_string(),
             summary: describe(p),
         }
@@ -302,7 +320,10 @@ mod tests {
         )
         .unwrap_err();
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(fields, ["name", "candidates[1].policy.hard.retry.max_retries"]);
+        assert_eq!(
+            fields,
+            ["name", "candidates[1].policy.hard.retry.max_retries"]
+        );
     }
 
     #[test]
@@ -312,16 +333,24 @@ mod tests {
             Intent::Update,
         )
         .unwrap_err();
-        let codes: Vec<(&str, FieldErrorCode)> = errs.iter().map(|e| (e.field.as_str(), e.code)).collect();
+        let codes: Vec<(&str, FieldErrorCode)> =
+            errs.iter().map(|e| (e.field.as_str(), e.code)).collect();
         assert_eq!(
             codes,
-            [("revision", FieldErrorCode::Required), ("candidates[1].id", FieldErrorCode::Duplicate)]
+            [
+                ("revision", FieldErrorCode::Required),
+                ("candidates[1].id", FieldErrorCode::Duplicate)
+            ]
         );
     }
 
     #[test]
     fn rejects_empty_candidate_lists_and_unknown_fields() {
-        let errs = read(json!({"name": "n", "candidates": [], "owner": "me"}), Intent::Create).unwrap_err();
+        let errs = read(
+            json!({"name": "n", "candidates": [], "owner": "me"}),
+            Intent::Create,
+        )
+        .unwrap_err();
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["owner", "candidates"]);
     }
@@ -335,6 +364,9 @@ mod tests {
         .unwrap();
         let r = ValidationReport::of(&d);
         assert_eq!(r.preview[0].transient.retry_delays_seconds, vec![5]);
-        assert_eq!(r.preview[0].hard.summary, "Retry after 5 s, then stop for manual recovery.");
+        assert_eq!(
+            r.preview[0].hard.summary,
+            "Retry after 5 s, then stop for manual recovery."
+        );
     }
 }

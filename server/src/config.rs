@@ -1,6 +1,7 @@
 //! Command-line and environment configuration: one clap struct per
 //! subcommand, every option also readable from the environment.
 
+use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 
@@ -46,7 +47,11 @@ pub struct ServeArgs {
 
     /// Database URL: `sqlite://path/to/file.db` or `postgres://user@host/db`.
     /// Defaults to an SQLite file under ./data/, created on first start.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://data/kandev-recovery.db")]
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://data/kandev-recovery.db"
+    )]
     pub database_url: String,
 
     /// Directory holding the built site (WASM, JS, CSS), as cargo-leptos
@@ -55,7 +60,7 @@ pub struct ServeArgs {
     pub site_root: String,
 
     /// Do not create the example profile on first start.
-    #[arg(long, env = "KANDEV_NO_SEED")]
+    #[arg(long, env = "KANDEV_NO_SEED", value_parser = BoolishValueParser::new())]
     pub no_seed: bool,
 
     /// Largest accepted request body, in bytes.
@@ -64,7 +69,7 @@ pub struct ServeArgs {
 
     /// Enable `POST /api/v1/test/clock` to move time forward. For tests only:
     /// never enable it in production.
-    #[arg(long, env = "KANDEV_TEST_CLOCK")]
+    #[arg(long, env = "KANDEV_TEST_CLOCK", value_parser = BoolishValueParser::new())]
     pub test_clock: bool,
 }
 

@@ -36,7 +36,11 @@ fn TextField(
 }
 
 #[component]
-pub fn CandidateRow(draft: ProfileDraft, candidate: CandidateDraft, errors: Errors) -> impl IntoView {
+pub fn CandidateRow(
+    draft: ProfileDraft,
+    candidate: CandidateDraft,
+    errors: Errors,
+) -> impl IntoView {
     let key = candidate.key;
     let index = Memo::new(move |_| {
         draft
@@ -44,7 +48,12 @@ pub fn CandidateRow(draft: ProfileDraft, candidate: CandidateDraft, errors: Erro
             .with(|list| list.iter().position(|c| c.key == key).unwrap_or(0))
     });
     let count = Memo::new(move |_| draft.candidates.with(Vec::len));
-    let path = move |suffix: &'static str| Signal::derive(move || format!("candidates[{}].{suffix}", index.get()));
+    // Outside `view!`: a `>` inside an attribute would close the tag.
+    let is_last = move || index.get() + 1 >= count.get();
+    let is_only = move || count.get() <= 1;
+    let path = move |suffix: &'static str| {
+        Signal::derive(move || format!("candidates[{}].{suffix}", index.get()))
+    };
     let class_path = move |class: PolicyClass| {
         Signal::derive(move || format!("candidates[{}].policy.{}", index.get(), class.as_str()))
     };
@@ -73,8 +82,12 @@ pub fn CandidateRow(draft: ProfileDraft, candidate: CandidateDraft, errors: Erro
     // A row whose fields hold errors opens, so the messages are visible.
     let has_errors = move || {
         let prefix = format!("candidates[{}].", index.get());
-        errors.inline.with(|e| e.iter().any(|e| e.field.starts_with(&prefix)))
-            || errors.server.with(|e| e.iter().any(|e| e.field.starts_with(&prefix)))
+        errors
+            .inline
+            .with(|e| e.iter().any(|e| e.field.starts_with(&prefix)))
+            || errors
+                .server
+                .with(|e| e.iter().any(|e| e.field.starts_with(&prefix)))
     };
 
     view! {
@@ -111,7 +124,7 @@ pub fn CandidateRow(draft: ProfileDraft, candidate: CandidateDraft, errors: Erro
                         type="button"
                         class="secondary"
                         aria-label=move || format!("Move down: {}", heading())
-                        prop:disabled=move || index.get() + 1 >= count.get()
+                        prop:disabled=is_last
                         on:click=move |_| draft.shift(key, 1)
                     >
                         "Move down"
@@ -120,7 +133,7 @@ pub fn CandidateRow(draft: ProfileDraft, candidate: CandidateDraft, errors: Erro
                         type="button"
                         class="danger"
                         aria-label=move || format!("Remove: {}", heading())
-                        prop:disabled=move || count.get() <= 1
+                        prop:disabled=is_only
                         on:click=move |_| draft.remove(key)
                     >
                         "Remove"

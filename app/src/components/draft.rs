@@ -127,14 +127,26 @@ pub struct ClassDraft {
 
 impl ClassDraft {
     pub fn new(class: PolicyClass, p: &ClassPolicy) -> Self {
-        let max_retries = if p.retry.enabled { p.retry.max_retries } else { 3 };
+        let max_retries = if p.retry.enabled {
+            p.retry.max_retries
+        } else {
+            3
+        };
         ClassDraft {
             class,
             retry_enabled: RwSignal::new(p.retry.enabled),
             max_retries: RwSignal::new(max_retries.to_string()),
-            initial: DurationDraft::new(p.retry.initial_interval_seconds, (5, Unit::Seconds), INTERVAL_UNITS),
+            initial: DurationDraft::new(
+                p.retry.initial_interval_seconds,
+                (5, Unit::Seconds),
+                INTERVAL_UNITS,
+            ),
             wait_enabled: RwSignal::new(p.wait_for_reset.enabled),
-            max_wait: DurationDraft::new(p.wait_for_reset.max_wait_seconds, (5, Unit::Minutes), WAIT_UNITS),
+            max_wait: DurationDraft::new(
+                p.wait_for_reset.max_wait_seconds,
+                (5, Unit::Minutes),
+                WAIT_UNITS,
+            ),
             on_exhausted: RwSignal::new(p.on_exhausted),
         }
     }
@@ -277,7 +289,8 @@ impl ProfileDraft {
             p.candidates
                 .iter()
                 .map(|c| {
-                    let key = 1_000_000 + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let key =
+                        1_000_000 + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     CandidateDraft::from_candidate(c, key)
                 })
                 .collect(),
@@ -330,9 +343,15 @@ mod tests {
         let owner = Owner::new();
         owner.with(|| {
             let d = DurationDraft::new(7_200, (5, Unit::Seconds), WAIT_UNITS);
-            assert_eq!((d.amount.get_untracked(), d.unit.get_untracked()), ("2".to_string(), Unit::Hours));
+            assert_eq!(
+                (d.amount.get_untracked(), d.unit.get_untracked()),
+                ("2".to_string(), Unit::Hours)
+            );
             let d = DurationDraft::new(90, (5, Unit::Seconds), INTERVAL_UNITS);
-            assert_eq!((d.amount.get_untracked(), d.unit.get_untracked()), ("90".to_string(), Unit::Seconds));
+            assert_eq!(
+                (d.amount.get_untracked(), d.unit.get_untracked()),
+                ("90".to_string(), Unit::Seconds)
+            );
             d.unit.set(Unit::Minutes);
             d.amount.set("1.5".into());
             assert_eq!(d.to_json(), json!(90));

@@ -15,7 +15,11 @@ impl Errors {
     /// The message for `field`: the browser's own check first, then the
     /// server's.
     pub fn message(&self, field: &str) -> Option<String> {
-        let find = |list: &Vec<FieldError>| list.iter().find(|e| e.field == field).map(|e| e.message.clone());
+        let find = |list: &Vec<FieldError>| {
+            list.iter()
+                .find(|e| e.field == field)
+                .map(|e| e.message.clone())
+        };
         self.inline.with(find).or_else(|| self.server.with(find))
     }
 }
@@ -23,7 +27,11 @@ impl Errors {
 /// The error line under an input; empty (but present, for
 /// `aria-describedby`) when the field is fine.
 #[component]
-pub fn FieldMessage(id: String, errors: Errors, #[prop(into)] field: Signal<String>) -> impl IntoView {
+pub fn FieldMessage(
+    id: String,
+    errors: Errors,
+    #[prop(into)] field: Signal<String>,
+) -> impl IntoView {
     let message = move || errors.message(&field.get());
     view! {
         <p id=id class="field-error" role="alert" aria-live="polite">

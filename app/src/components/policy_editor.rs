@@ -3,7 +3,7 @@
 //! exhausted outcome, and the schedule those values imply.
 
 use super::draft::{ClassDraft, DurationDraft, Unit, INTERVAL_UNITS, WAIT_UNITS};
-use super::field::{FieldMessage, Errors};
+use super::field::{Errors, FieldMessage};
 use crate::policy::limits::*;
 use crate::policy::validate::{read_class_policy, Errors as ReadErrors};
 use crate::policy::{describe, OnExhausted, PolicyClass};

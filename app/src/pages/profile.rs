@@ -68,7 +68,11 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
         Some(p) => ProfileDraft::from_profile(p),
         None => ProfileDraft::blank(),
     };
-    let intent = if creating { Intent::Create } else { Intent::Update };
+    let intent = if creating {
+        Intent::Create
+    } else {
+        Intent::Update
+    };
     let attempted = RwSignal::new(false);
     let status = RwSignal::new(Status::Idle);
     let server_errors = RwSignal::new(Vec::<FieldError>::new());
@@ -79,7 +83,9 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
         if attempted.get() {
             all
         } else {
-            all.into_iter().filter(|e| e.code != FieldErrorCode::Required).collect()
+            all.into_iter()
+                .filter(|e| e.code != FieldErrorCode::Required)
+                .collect()
         }
     });
     let errors = Errors {
@@ -123,7 +129,10 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
                 }
                 Ok(saved) => {
                     keep_open_rows(&draft, &saved);
-                    status.set(Status::Saved(format!("Saved (revision {}).", saved.revision)));
+                    status.set(Status::Saved(format!(
+                        "Saved (revision {}).",
+                        saved.revision
+                    )));
                 }
                 Err(e) if e.error == "validation_failed" => {
                     server_errors.set(e.errors.clone());
@@ -132,17 +141,28 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
                         e.message
                     )));
                 }
-                Err(ApiError { profile: Some(current), .. }) => status.set(Status::Stale(current)),
+                Err(ApiError {
+                    profile: Some(current),
+                    ..
+                }) => status.set(Status::Stale(current)),
                 Err(e) => status.set(Status::Problem(e.message)),
             }
         });
     };
 
-    let add_candidate = move |_| draft.candidates.update(|list| list.push(CandidateDraft::blank()));
+    let add_candidate = move |_| {
+        draft
+            .candidates
+            .update(|list| list.push(CandidateDraft::blank()))
+    };
     let heading = move || {
         let n = draft.name.get();
         if n.trim().is_empty() {
-            if creating { "New dynamic profile".to_string() } else { "Untitled profile".to_string() }
+            if creating {
+                "New dynamic profile".to_string()
+            } else {
+                "Untitled profile".to_string()
+            }
         } else {
             n
         }

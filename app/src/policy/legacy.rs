@@ -106,7 +106,9 @@ fn read_rules(v: &Value, path: &str, errs: &mut Errors) -> Vec<(String, Value, S
                 let code = item.get("code").and_then(Value::as_str);
                 let action = item.get("action");
                 match (code, action) {
-                    (Some(code), Some(action)) => Some((code.to_string(), action.clone(), item_path)),
+                    (Some(code), Some(action)) => {
+                        Some((code.to_string(), action.clone(), item_path))
+                    }
                     _ => {
                         errs.push(FieldError::new(
                             item_path,
@@ -211,7 +213,8 @@ mod tests {
 
     #[test]
     fn a_per_code_rule_overrides_its_class_only() {
-        let p = norm(json!({"on_error": "retry_same", "per_code": {"quota_limited": "try_next"}})).unwrap();
+        let p = norm(json!({"on_error": "retry_same", "per_code": {"quota_limited": "try_next"}}))
+            .unwrap();
         assert_eq!(p.transient, LegacyAction::RetrySame.class_policy());
         assert_eq!(p.hard, ClassPolicy::immediate(OnExhausted::Skip));
     }
@@ -235,7 +238,10 @@ mod tests {
 
     #[test]
     fn rules_for_unconfigurable_classes_are_dropped() {
-        let p = norm(json!({"on_error": "stop", "per_code": {"context_window_exceeded": "retry_same"}})).unwrap();
+        let p = norm(
+            json!({"on_error": "stop", "per_code": {"context_window_exceeded": "retry_same"}}),
+        )
+        .unwrap();
         assert_eq!(p, norm(json!("stop")).unwrap());
     }
 
@@ -244,7 +250,8 @@ mod tests {
         let errs = norm(json!({"on_error": "retry_forever"})).unwrap_err();
         assert_eq!(errs[0].field, "on_error");
         assert_eq!(errs[0].code, FieldErrorCode::LegacyUnmappable);
-        let errs = norm(json!({"on_error": "stop", "per_code": {"solar_flare": "stop"}})).unwrap_err();
+        let errs =
+            norm(json!({"on_error": "stop", "per_code": {"solar_flare": "stop"}})).unwrap_err();
         assert_eq!(errs[0].field, "per_code.solar_flare");
         assert!(norm(json!("pause")).is_err());
     }

@@ -126,8 +126,15 @@ mod tests {
     fn describes_the_schedule_in_words() {
         let mut p = ClassPolicy::default();
         assert_eq!(describe(&p), "Skip to the next candidate immediately.");
-        p.retry = RetryPolicy { enabled: true, max_retries: 3, initial_interval_seconds: 5 };
-        assert_eq!(describe(&p), "Retry after 5 s, 10 s, 20 s, then skip to the next candidate.");
+        p.retry = RetryPolicy {
+            enabled: true,
+            max_retries: 3,
+            initial_interval_seconds: 5,
+        };
+        assert_eq!(
+            describe(&p),
+            "Retry after 5 s, 10 s, 20 s, then skip to the next candidate."
+        );
         p.on_exhausted = OnExhausted::Stop;
         p.wait_for_reset.enabled = true;
         p.wait_for_reset.max_wait_seconds = 300;

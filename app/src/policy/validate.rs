@@ -179,7 +179,11 @@ impl<'v> Obj<'v> {
             errs.push(FieldError {
                 min: Some(1),
                 max: Some(max_chars as u64),
-                ..FieldError::new(self.at(field), FieldErrorCode::Required, "must not be empty")
+                ..FieldError::new(
+                    self.at(field),
+                    FieldErrorCode::Required,
+                    "must not be empty",
+                )
             });
             return None;
         }
@@ -255,7 +259,10 @@ fn check_range(
 fn read_retry(v: &Value, path: &str, errs: &mut Errors) -> Option<RetryPolicy> {
     errs.checked(|errs| {
         let o = Obj::read(v, path, errs)?;
-        o.reject_unknown(&["enabled", "max_retries", "initial_interval_seconds"], errs);
+        o.reject_unknown(
+            &["enabled", "max_retries", "initial_interval_seconds"],
+            errs,
+        );
         let enabled = o.bool("enabled", errs);
         // Numbers may be omitted when the section is disabled: they store 0.
         let default = if enabled == Some(true) { None } else { Some(0) };
@@ -422,7 +429,10 @@ mod tests {
     }
 
     fn fields(r: Result<CandidatePolicy, Vec<FieldError>>) -> Vec<(String, FieldErrorCode)> {
-        r.unwrap_err().into_iter().map(|e| (e.field, e.code)).collect()
+        r.unwrap_err()
+            .into_iter()
+            .map(|e| (e.field, e.code))
+            .collect()
     }
 
     #[test]
@@ -480,7 +490,8 @@ mod tests {
 
     #[test]
     fn table_of_bad_input() {
-        let enabled = |n: Value| json!({"enabled": true, "max_retries": n, "initial_interval_seconds": 5});
+        let enabled =
+            |n: Value| json!({"enabled": true, "max_retries": n, "initial_interval_seconds": 5});
         let cases: Vec<(Value, Vec<(&str, FieldErrorCode)>)> = vec![
             (
                 json!({"version": 2, "transient": off(), "hard": off()}),
@@ -495,34 +506,62 @@ mod tests {
                 vec![("fatal", FieldErrorCode::UnknownField)],
             ),
             (
-                doc(class(enabled(json!("3")), json!({"enabled": false}), "skip"), off()),
+                doc(
+                    class(enabled(json!("3")), json!({"enabled": false}), "skip"),
+                    off(),
+                ),
                 vec![("transient.retry.max_retries", FieldErrorCode::InvalidType)],
             ),
             (
-                doc(class(enabled(json!(2.5)), json!({"enabled": false}), "skip"), off()),
+                doc(
+                    class(enabled(json!(2.5)), json!({"enabled": false}), "skip"),
+                    off(),
+                ),
                 vec![("transient.retry.max_retries", FieldErrorCode::NotInteger)],
             ),
             (
-                doc(class(enabled(json!(-1)), json!({"enabled": false}), "skip"), off()),
+                doc(
+                    class(enabled(json!(-1)), json!({"enabled": false}), "skip"),
+                    off(),
+                ),
                 vec![("transient.retry.max_retries", FieldErrorCode::OutOfRange)],
             ),
             (
-                doc(class(enabled(json!(1e300)), json!({"enabled": false}), "skip"), off()),
+                doc(
+                    class(enabled(json!(1e300)), json!({"enabled": false}), "skip"),
+                    off(),
+                ),
                 vec![("transient.retry.max_retries", FieldErrorCode::OutOfRange)],
             ),
             (
-                doc(class(json!({"enabled": true}), json!({"enabled": false}), "skip"), off()),
+                doc(
+                    class(json!({"enabled": true}), json!({"enabled": false}), "skip"),
+                    off(),
+                ),
                 vec![
                     ("transient.retry.max_retries", FieldErrorCode::Required),
-                    ("transient.retry.initial_interval_seconds", FieldErrorCode::Required),
+                    (
+                        "transient.retry.initial_interval_seconds",
+                        FieldErrorCode::Required,
+                    ),
                 ],
             ),
             (
-                doc(off(), class(json!({"enabled": false}), json!({"enabled": false}), "pause")),
+                doc(
+                    off(),
+                    class(
+                        json!({"enabled": false}),
+                        json!({"enabled": false}),
+                        "pause",
+                    ),
+                ),
                 vec![("hard.on_exhausted", FieldErrorCode::InvalidValue)],
             ),
             (
-                doc(off(), json!({"retry": {"enabled": "yes"}, "wait_for_reset": {"enabled": false}, "on_exhausted": "stop"})),
+                doc(
+                    off(),
+                    json!({"retry": {"enabled": "yes"}, "wait_for_reset": {"enabled": false}, "on_exhausted": "stop"}),
+                ),
                 vec![("hard.retry.enabled", FieldErrorCode::InvalidType)],
             ),
             (json!([]), vec![("", FieldErrorCode::InvalidType)]),
@@ -537,17 +576,32 @@ mod tests {
 
     /// Any valid, canonical document.
     pub(crate) fn arb_policy() -> impl Strategy<Value = CandidatePolicy> {
-        let retry = (any::<bool>(), MIN_RETRIES..=MAX_RETRIES, MIN_INITIAL_INTERVAL_SECONDS..=MAX_INITIAL_INTERVAL_SECONDS)
-            .prop_map(|(enabled, max_retries, initial_interval_seconds)| RetryPolicy {
+        let retry = (
+            any::<bool>(),
+            MIN_RETRIES..=MAX_RETRIES,
+            MIN_INITIAL_INTERVAL_SECONDS..=MAX_INITIAL_INTERVAL_SECONDS,
+        )
+            .prop_map(
+                |(enabled, max_retries, initial_interval_seconds)| RetryPolicy {
+                    enabled,
+                    max_retries,
+                    initial_interval_seconds,
+                },
+            );
+        let wait = (any::<bool>(), MIN_WAIT_SECONDS..=MAX_WAIT_SECONDS).prop_map(
+            |(enabled, max_wait_seconds)| WaitForReset {
                 enabled,
-                max_retries,
-                initial_interval_seconds,
-            });
-        let wait = (any::<bool>(), MIN_WAIT_SECONDS..=MAX_WAIT_SECONDS)
-            .prop_map(|(enabled, max_wait_seconds)| WaitForReset { enabled, max_wait_seconds });
+                max_wait_seconds,
+            },
+        );
         let outcome = prop_oneof![Just(OnExhausted::Skip), Just(OnExhausted::Stop)];
         let class = (retry, wait, outcome).prop_map(|(retry, wait_for_reset, on_exhausted)| {
-            ClassPolicy { retry, wait_for_reset, on_exhausted }.canonical()
+            ClassPolicy {
+                retry,
+                wait_for_reset,
+                on_exhausted,
+            }
+            .canonical()
         });
         (class.clone(), class).prop_map(|(transient, hard)| CandidatePolicy {
             version: POLICY_VERSION,

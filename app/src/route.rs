@@ -1,0 +1,312 @@
+//! Routes on the wire: snapshots, attempts, dispatches and events, as the
+//! API returns them and the route panels render them. Shared by server and
+//! browser; no logic beyond naming.
+
+use crate::policy::{ErrorClass, OnExhausted};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// SPEC.md's route states (plus the terminal `completed` / `cancelled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum RouteState {
+    /// The current candidate is working (or about to be prompted).
+    Active,
+    /// A retry of the same candidate is scheduled.
+    RetryWait,
+    /// Waiting for a trusted provider reset time.
+    WaitingForReset,
+    /// A retry (or post-reset attempt) has been dispatched and is in flight.
+    Retrying,
+    /// Moving to the next candidate: a switch dispatch is pending.
+    Switching,
+    /// Automatic recovery stopped; a person decides.
+    ActionRequired,
+    Completed,
+    Cancelled,
+}
+
+impl RouteState {
+    pub const ALL: [RouteState; 8] = [
+        RouteState::Active,
+        RouteState::RetryWait,
+        RouteState::WaitingForReset,
+        RouteState::Retrying,
+        RouteState::Switching,
+        RouteState::ActionRequired,
+        RouteState::Completed,
+        RouteState::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteState::Active => "active",
+            RouteState::RetryWait => "retry_wait",
+            RouteState::WaitingForReset => "waiting_for_reset",
+            RouteState::Retrying => "retrying",
+            RouteState::Switching => "switching",
+            RouteState::ActionRequired => "action_required",
+            RouteState::Completed => "completed",
+            RouteState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RouteState> {
+        RouteState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// The state in words, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RouteState::Active => "Working",
+            RouteState::RetryWait => "Waiting to retry",
+            RouteState::WaitingForReset => "Waiting for the provider's reset",
+            RouteState::Retrying => "Retrying",
+            RouteState::Switching => "Switching to the next candidate",
+            RouteState::ActionRequired => "Stopped: needs you",
+            RouteState::Completed => "Completed",
+            RouteState::Cancelled => "Cancelled",
+        }
+    }
+
+    /// States with a pending schedule (a deadline the backend owns).
+    pub fn is_waiting(self) -> bool {
+        matches!(self, RouteState::RetryWait | RouteState::WaitingForReset)
+    }
+}
+
+impl fmt::Display for RouteState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who drives the route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum CallerKind {
+    Kanban,
+    Workflow,
+    Utility,
+    Office,
+}
+
+impl CallerKind {
+    pub const ALL: [CallerKind; 4] = [
+        CallerKind::Kanban,
+        CallerKind::Workflow,
+        CallerKind::Utility,
+        CallerKind::Office,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallerKind::Kanban => "kanban",
+            CallerKind::Workflow => "workflow",
+            CallerKind::Utility => "utility",
+            CallerKind::Office => "office",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CallerKind> {
+        CallerKind::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Caller {
+    pub kind: CallerKind,
+    /// The caller's own reference (task id, workflow step, …).
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CandidateRef {
+    pub index: usize,
+    pub id: String,
+    pub label: String,
+}
+
+/// What the route does next, when it is waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum PendingKind {
+    Retry,
+    ResetWait,
+}
+
+impl PendingKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PendingKind::Retry => "retry",
+            PendingKind::ResetWait => "reset_wait",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Pending {
+    pub kind: PendingKind,
+    /// Absolute UTC deadline; browsers only render it.
+    pub deadline: DateTime<Utc>,
+    /// 1-based retry number (0 for a reset wait).
+    pub retry_ordinal: u32,
+    pub max_retries: u32,
+    /// What happens when this attempt fails too and recovery is exhausted.
+    #[cfg_attr(feature = "ssr", schema(value_type = String, example = "skip"))]
+    pub outcome_after: OnExhausted,
+    pub code: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String, example = "transient"))]
+    pub class: ErrorClass,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct LastFailure {
+    pub code: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String, example = "transient"))]
+    pub class: ErrorClass,
+    /// A cause written from the code ("Provider overloaded"), never raw text.
+    pub safe_cause: String,
+}
+
+/// The authoritative state of a route, as every route endpoint answers it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RouteSnapshot {
+    pub id: String,
+    pub profile_id: String,
+    pub caller: Caller,
+    pub state: RouteState,
+    pub generation: i64,
+    pub cycle: i64,
+    pub candidate: CandidateRef,
+    pub invocation_id: String,
+    pub prompt_generation: i64,
+    pub pending: Option<Pending>,
+    pub last_failure: Option<LastFailure>,
+    /// Why the route stopped, when it is `action_required`.
+    pub reason: Option<String>,
+    /// Candidates skipped in this cycle.
+    pub excluded: Vec<String>,
+    pub updated_at: DateTime<Utc>,
+    /// The server's clock when this snapshot was made, so a browser with a
+    /// wrong clock can still count down correctly.
+    pub server_time: DateTime<Utc>,
+}
+
+/// One row of a route's append-only attempt history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Attempt {
+    pub seq: i64,
+    pub generation: i64,
+    pub cycle: i64,
+    pub candidate: CandidateRef,
+    pub invocation_id: String,
+    pub code: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String, example = "transient"))]
+    pub class: ErrorClass,
+    pub catalogue_version: String,
+    pub classifier_rule: String,
+    pub safe_excerpt: String,
+    /// The class policy in force when the decision was made.
+    #[cfg_attr(feature = "ssr", schema(value_type = Object))]
+    pub policy: serde_json::Value,
+    pub decision: String,
+    pub retry_ordinal: u32,
+    pub deadline: Option<DateTime<Utc>>,
+    pub outcome: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Why a dispatch exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum DispatchReason {
+    Retry,
+    ResetRetry,
+    Switch,
+}
+
+impl DispatchReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DispatchReason::Retry => "retry",
+            DispatchReason::ResetRetry => "reset_retry",
+            DispatchReason::Switch => "switch",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DispatchReason> {
+        [
+            DispatchReason::Retry,
+            DispatchReason::ResetRetry,
+            DispatchReason::Switch,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+/// The backend telling a caller to deliver the prompt to a candidate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Dispatch {
+    pub id: String,
+    pub route_id: String,
+    pub generation: i64,
+    pub invocation_id: String,
+    pub prompt_generation: i64,
+    pub candidate: CandidateRef,
+    pub reason: DispatchReason,
+    pub lease_until: Option<DateTime<Utc>>,
+}
+
+/// A committed transition, as `GET /api/v1/events` streams it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RouteEvent {
+    pub id: i64,
+    /// `route.created`, `route.failure`, `route.fired`, `route.action`, …
+    pub kind: String,
+    pub route: RouteSnapshot,
+}
+
+/// A plain cause written from the code: what the UI and events show
+/// instead of provider text.
+pub fn safe_cause(code: &str) -> String {
+    let text = match code {
+        "network_unavailable" => "Network unavailable",
+        "provider_unavailable" => "Provider unavailable",
+        "provider_overloaded" => "Provider overloaded",
+        "model_capacity" => "Model at capacity",
+        "rate_limited" => "Rate limited (short)",
+        "agent_transport_lost" => "Agent connection lost before any output",
+        "quota_limited" => "Usage limit reached",
+        "subscription_required" => "Subscription or credits required",
+        "auth_required" => "Login required",
+        "missing_credentials" => "Credentials missing",
+        "provider_not_configured" => "Provider not configured",
+        "model_unavailable" => "Model unavailable",
+        "context_window_exceeded" => "Context window exceeded",
+        "request_invalid" => "Invalid request",
+        "content_policy" => "Blocked by content policy",
+        "cancelled" => "Cancelled",
+        "tool_failure" => "Tool failure",
+        "local_runtime" => "Local runtime error",
+        "permission_denied" => "Permission denied",
+        "unknown" => "Unrecognised error",
+        other => return format!("Error ({})", other.replace('_', " ")),
+    };
+    text.to_string()
+}
