@@ -69,7 +69,9 @@ mod tests {
 
     #[test]
     fn manual_clock_moves_only_when_advanced() {
-        let start = DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z").unwrap().to_utc();
+        let start = DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .to_utc();
         let c = Clock::manual(start);
         assert_eq!(c.now(), start);
         let mut rx = c.subscribe();

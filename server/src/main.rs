@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command.unwrap_or(Command::Serve(ServeArgs::parse_from_env())) {
+    match cli
+        .command
+        .unwrap_or(Command::Serve(ServeArgs::parse_from_env()))
+    {
         Command::Serve(args) => serve(args),
         Command::Classify => server::classify::cli::run_classify(),
         Command::Catalogue {

@@ -5,7 +5,9 @@
 use crate::clock::{from_ms, SharedClock};
 use crate::store::{DynStore, ProfileRow, StoreError};
 use app::policy::{ErrorClass, FieldError};
-use app::profile::{read_profile, Candidate, ConfigurationError, Intent, Profile, ProfileDraft, ValidationReport};
+use app::profile::{
+    read_profile, Candidate, ConfigurationError, Intent, Profile, ProfileDraft, ValidationReport,
+};
 use serde_json::{json, Value};
 
 #[derive(Debug, thiserror::Error)]
@@ -83,7 +85,11 @@ impl Profiles {
     }
 
     pub async fn get(&self, id: &str) -> Result<Profile> {
-        let row = self.store.get_profile(id).await?.ok_or(ProfileError::NotFound)?;
+        let row = self
+            .store
+            .get_profile(id)
+            .await?
+            .ok_or(ProfileError::NotFound)?;
         Ok(self.load(row).await)
     }
 
@@ -206,7 +212,9 @@ impl Profiles {
             return Ok(None);
         }
         let profile = self.create(&example_profile()).await?;
-        self.store.set_setting_once("seeded_example", &profile.id).await?;
+        self.store
+            .set_setting_once("seeded_example", &profile.id)
+            .await?;
         Ok(Some(profile))
     }
 }

@@ -37,7 +37,10 @@ async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (Sta
     let resp = req.send().await.expect("request");
     let status = resp.status();
     let text = resp.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 async fn post_raw(url: String, body: &'static str) -> (StatusCode, Value) {
@@ -53,7 +56,12 @@ async fn post_raw(url: String, body: &'static str) -> (StatusCode, Value) {
 }
 
 fn fields(body: &Value) -> Vec<String> {
-    body["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap().to_string()).collect()
+    body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap().to_string())
+        .collect()
 }
 
 async fn count(s: &TestServer) -> usize {
@@ -62,17 +70,33 @@ async fn count(s: &TestServer) -> usize {
 
 async fn create_read_update_delete(engine: Engine) {
     let s = TestServer::start(engine).await;
-    let (st, created) = send(reqwest::Method::POST, s.url("/api/v1/profiles"), Some(two_candidates())).await;
+    let (st, created) = send(
+        reqwest::Method::POST,
+        s.url("/api/v1/profiles"),
+        Some(two_candidates()),
+    )
+    .await;
     assert_eq!(st, StatusCode::CREATED, "{created}");
     assert_eq!(created["revision"], 1);
     let id = created["id"].as_str().unwrap().to_string();
     let c0 = &created["candidates"][0];
     assert!(c0["id"].as_str().is_some_and(|i| !i.is_empty()));
     // Disabled sections come back as zeros; omitted policies as the default.
-    assert_eq!(c0["policy"]["transient"]["wait_for_reset"], json!({"enabled": false, "max_wait_seconds": 0}));
-    assert_eq!(created["candidates"][1]["policy"]["hard"]["on_exhausted"], "skip");
+    assert_eq!(
+        c0["policy"]["transient"]["wait_for_reset"],
+        json!({"enabled": false, "max_wait_seconds": 0})
+    );
+    assert_eq!(
+        created["candidates"][1]["policy"]["hard"]["on_exhausted"],
+        "skip"
+    );
 
-    let (st, got) = send(reqwest::Method::GET, s.url(&format!("/api/v1/profiles/{id}")), None).await;
+    let (st, got) = send(
+        reqwest::Method::GET,
+        s.url(&format!("/api/v1/profiles/{id}")),
+        None,
+    )
+    .await;
     assert_eq!(st, StatusCode::OK);
     assert_eq!(got, created);
     let (_, list) = send(reqwest::Method::GET, s.url("/api/v1/profiles"), None).await;
@@ -81,24 +105,55 @@ async fn create_read_update_delete(engine: Engine) {
     let mut edit = got.clone();
     edit["name"] = json!("Team 2");
     edit["candidates"][1]["policy"] = json!({"version": 1, "transient": skip(), "hard": class(json!({"enabled": false}), json!({"enabled": false}), "stop")});
-    let (st, updated) = send(reqwest::Method::PUT, s.url(&format!("/api/v1/profiles/{id}")), Some(edit.clone())).await;
+    let (st, updated) = send(
+        reqwest::Method::PUT,
+        s.url(&format!("/api/v1/profiles/{id}")),
+        Some(edit.clone()),
+    )
+    .await;
     assert_eq!(st, StatusCode::OK, "{updated}");
     assert_eq!(updated["revision"], 2);
-    assert_eq!(updated["candidates"][1]["policy"]["hard"]["on_exhausted"], "stop");
+    assert_eq!(
+        updated["candidates"][1]["policy"]["hard"]["on_exhausted"],
+        "stop"
+    );
     assert_eq!(updated["candidates"][0]["id"], got["candidates"][0]["id"]);
 
     // The same body again is stale now: 409 with the stored profile.
-    let (st, stale) = send(reqwest::Method::PUT, s.url(&format!("/api/v1/profiles/{id}")), Some(edit)).await;
+    let (st, stale) = send(
+        reqwest::Method::PUT,
+        s.url(&format!("/api/v1/profiles/{id}")),
+        Some(edit),
+    )
+    .await;
     assert_eq!(st, StatusCode::CONFLICT);
     assert_eq!(stale["error"], "stale_revision");
     assert_eq!(stale["profile"]["revision"], 2);
 
-    let (st, _) = send(reqwest::Method::DELETE, s.url(&format!("/api/v1/profiles/{id}?revision=1")), None).await;
+    let (st, _) = send(
+        reqwest::Method::DELETE,
+        s.url(&format!("/api/v1/profiles/{id}?revision=1")),
+        None,
+    )
+    .await;
     assert_eq!(st, StatusCode::CONFLICT);
-    let (st, _) = send(reqwest::Method::DELETE, s.url(&format!("/api/v1/profiles/{id}?revision=2")), None).await;
+    let (st, _) = send(
+        reqwest::Method::DELETE,
+        s.url(&format!("/api/v1/profiles/{id}?revision=2")),
+        None,
+    )
+    .await;
     assert_eq!(st, StatusCode::NO_CONTENT);
-    let (st, body) = send(reqwest::Method::GET, s.url(&format!("/api/v1/profiles/{id}")), None).await;
-    assert_eq!((st, body["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")));
+    let (st, body) = send(
+        reqwest::Method::GET,
+        s.url(&format!("/api/v1/profiles/{id}")),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (st, body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
 }
 
 async fn bad_input_is_rejected_and_stores_nothing(engine: Engine) {
@@ -126,7 +181,13 @@ async fn bad_input_is_rejected_and_stores_nothing(engine: Engine) {
         ]
     );
     assert_eq!(body["errors"][0]["code"], "out_of_range");
-    assert_eq!((body["errors"][0]["min"].as_u64(), body["errors"][0]["max"].as_u64()), (Some(1), Some(10)));
+    assert_eq!(
+        (
+            body["errors"][0]["min"].as_u64(),
+            body["errors"][0]["max"].as_u64()
+        ),
+        (Some(1), Some(10))
+    );
     assert_eq!(body["errors"][1]["code"], "invalid_type");
     assert_eq!(body["errors"][2]["code"], "required");
 
@@ -140,14 +201,25 @@ async fn bad_input_is_rejected_and_stores_nothing(engine: Engine) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["field"].as_str().unwrap().into(), e["code"].as_str().unwrap().into()))
+        .map(|e| {
+            (
+                e["field"].as_str().unwrap().into(),
+                e["code"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     assert_eq!(
         codes,
         [
             ("owner".into(), "unknown_field".into()),
-            ("candidates[0].policy.transient.on_exhausted".into(), "invalid_value".into()),
-            ("candidates[1].policy.version".into(), "unsupported_version".into()),
+            (
+                "candidates[0].policy.transient.on_exhausted".into(),
+                "invalid_value".into()
+            ),
+            (
+                "candidates[1].policy.version".into(),
+                "unsupported_version".into()
+            ),
         ]
     );
 
@@ -157,23 +229,38 @@ async fn bad_input_is_rejected_and_stores_nothing(engine: Engine) {
 
     let (st, _) = send(reqwest::Method::GET, s.url("/api/v1/nothing-here"), None).await;
     assert_eq!(st, StatusCode::NOT_FOUND);
-    assert_eq!(count(&s).await, 0, "nothing may be stored by rejected requests");
+    assert_eq!(
+        count(&s).await,
+        0,
+        "nothing may be stored by rejected requests"
+    );
 }
 
 async fn validate_is_a_dry_run_with_a_preview(engine: Engine) {
     let s = TestServer::start(engine).await;
     let mut body = two_candidates();
     body["candidates"][1]["policy"] = json!("retry_same");
-    let (st, report) = send(reqwest::Method::POST, s.url("/api/v1/profiles/validate"), Some(body)).await;
+    let (st, report) = send(
+        reqwest::Method::POST,
+        s.url("/api/v1/profiles/validate"),
+        Some(body),
+    )
+    .await;
     assert_eq!(st, StatusCode::OK, "{report}");
-    assert_eq!(report["preview"][0]["transient"]["retry_delays_seconds"], json!([5, 10, 20]));
+    assert_eq!(
+        report["preview"][0]["transient"]["retry_delays_seconds"],
+        json!([5, 10, 20])
+    );
     assert_eq!(
         report["preview"][0]["transient"]["summary"],
         "Retry after 5 s, 10 s, 20 s, then skip to the next candidate."
     );
     // The legacy shape is normalised in the answer, never echoed back.
     assert_eq!(report["candidates"][1]["policy"]["version"], 1);
-    assert_eq!(report["candidates"][1]["policy"]["hard"]["retry"]["max_retries"], 1);
+    assert_eq!(
+        report["candidates"][1]["policy"]["hard"]["retry"]["max_retries"],
+        1
+    );
     assert_eq!(count(&s).await, 0);
 }
 
@@ -197,12 +284,20 @@ async fn legacy_documents_normalise_once_or_load_as_configuration_errors(engine:
     let (st, p) = send(reqwest::Method::GET, s.url("/api/v1/profiles/legacy"), None).await;
     assert_eq!(st, StatusCode::OK);
     assert_eq!(p["revision"], 1);
-    assert_eq!(p["candidates"][0]["policy"]["transient"]["retry"]["initial_interval_seconds"], 5);
+    assert_eq!(
+        p["candidates"][0]["policy"]["transient"]["retry"]["initial_interval_seconds"],
+        5
+    );
     assert_eq!(p["candidates"][0]["policy"]["hard"]["on_exhausted"], "skip");
     let stored = s.db.store.get_profile("legacy").await.unwrap().unwrap();
-    assert!(!stored.document.contains("retry_same"), "normalised once in storage: {}", stored.document);
+    assert!(
+        !stored.document.contains("retry_same"),
+        "normalised once in storage: {}",
+        stored.document
+    );
 
-    let broken = json!([{"id": "b", "label": "B", "agent": "x", "policy": {"on_error": "retry_forever"}}]);
+    let broken =
+        json!([{"id": "b", "label": "B", "agent": "x", "policy": {"on_error": "retry_forever"}}]);
     s.db.store
         .insert_profile(&ProfileRow {
             id: "broken".into(),
@@ -217,9 +312,20 @@ async fn legacy_documents_normalise_once_or_load_as_configuration_errors(engine:
     let (st, p) = send(reqwest::Method::GET, s.url("/api/v1/profiles/broken"), None).await;
     assert_eq!(st, StatusCode::OK);
     assert_eq!(p["candidates"], json!([]));
-    assert_eq!(p["configuration_error"]["errors"][0]["field"], "candidates[0].policy.on_error");
+    assert_eq!(
+        p["configuration_error"]["errors"][0]["field"],
+        "candidates[0].policy.on_error"
+    );
     // It stays stored as it was, for repair.
-    assert_eq!(s.db.store.get_profile("broken").await.unwrap().unwrap().document, broken.to_string());
+    assert_eq!(
+        s.db.store
+            .get_profile("broken")
+            .await
+            .unwrap()
+            .unwrap()
+            .document,
+        broken.to_string()
+    );
 }
 
 async fn an_unwritable_database_answers_503_and_keeps_what_is_stored(engine: Engine) {
@@ -233,14 +339,27 @@ async fn an_unwritable_database_answers_503_and_keeps_what_is_stored(engine: Eng
     let read_only = db.read_only_store().await;
     let s = TestServer::start_with(db, read_only).await;
 
-    let (st, body) = send(reqwest::Method::POST, s.url("/api/v1/profiles"), Some(two_candidates())).await;
+    let (st, body) = send(
+        reqwest::Method::POST,
+        s.url("/api/v1/profiles"),
+        Some(two_candidates()),
+    )
+    .await;
     assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "unavailable");
-    assert!(body["message"].as_str().unwrap().contains("nothing was changed"));
+    assert!(body["message"]
+        .as_str()
+        .unwrap()
+        .contains("nothing was changed"));
 
     let mut edit = serde_json::to_value(&before).unwrap();
     edit["name"] = json!("changed");
-    let (st, _) = send(reqwest::Method::PUT, s.url(&format!("/api/v1/profiles/{}", before.id)), Some(edit)).await;
+    let (st, _) = send(
+        reqwest::Method::PUT,
+        s.url(&format!("/api/v1/profiles/{}", before.id)),
+        Some(edit),
+    )
+    .await;
     assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE);
 
     let (st, list) = send(reqwest::Method::GET, s.url("/api/v1/profiles"), None).await;

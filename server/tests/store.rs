@@ -22,14 +22,38 @@ async fn profiles_crud_with_revisions(engine: Engine) {
     assert!(s.list_profiles().await.unwrap().is_empty());
     let a = s.insert_profile(&row("a")).await.unwrap();
     assert_eq!(a.revision, 1);
-    s.insert_profile(&ProfileRow { created_at_ms: 2_000, ..row("b") }).await.unwrap();
-    assert!(matches!(s.insert_profile(&row("a")).await, Err(StoreError::AlreadyExists)));
+    s.insert_profile(&ProfileRow {
+        created_at_ms: 2_000,
+        ..row("b")
+    })
+    .await
+    .unwrap();
+    assert!(matches!(
+        s.insert_profile(&row("a")).await,
+        Err(StoreError::AlreadyExists)
+    ));
 
-    let listed: Vec<String> = s.list_profiles().await.unwrap().into_iter().map(|r| r.id).collect();
+    let listed: Vec<String> = s
+        .list_profiles()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
     assert_eq!(listed, ["a", "b"]);
 
-    let updated = s.update_profile("a", 1, "renamed", "[1]", 5_000).await.unwrap();
-    assert_eq!((updated.revision, updated.name.as_str(), updated.document.as_str()), (2, "renamed", "[1]"));
+    let updated = s
+        .update_profile("a", 1, "renamed", "[1]", 5_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            updated.revision,
+            updated.name.as_str(),
+            updated.document.as_str()
+        ),
+        (2, "renamed", "[1]")
+    );
     assert_eq!(updated.created_at_ms, 1_000);
     assert_eq!(updated.updated_at_ms, 5_000);
 
@@ -39,7 +63,10 @@ async fn profiles_crud_with_revisions(engine: Engine) {
         other => panic!("expected a stale revision, got {other:?}"),
     }
     assert_eq!(s.get_profile("a").await.unwrap().unwrap().name, "renamed");
-    assert!(matches!(s.update_profile("zz", 1, "x", "[]", 1).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        s.update_profile("zz", 1, "x", "[]", 1).await,
+        Err(StoreError::NotFound)
+    ));
 
     // Normalisation keeps the revision and is fenced by it.
     s.normalise_profile_document("a", 1, "[9]").await.unwrap();
@@ -48,10 +75,16 @@ async fn profiles_crud_with_revisions(engine: Engine) {
     let a = s.get_profile("a").await.unwrap().unwrap();
     assert_eq!((a.document.as_str(), a.revision), ("[3]", 2));
 
-    assert!(matches!(s.delete_profile("a", Some(1)).await, Err(StoreError::StaleRevision { current: 2 })));
+    assert!(matches!(
+        s.delete_profile("a", Some(1)).await,
+        Err(StoreError::StaleRevision { current: 2 })
+    ));
     s.delete_profile("a", Some(2)).await.unwrap();
     assert!(s.get_profile("a").await.unwrap().is_none());
-    assert!(matches!(s.delete_profile("a", None).await, Err(StoreError::NotFound)));
+    assert!(matches!(
+        s.delete_profile("a", None).await,
+        Err(StoreError::NotFound)
+    ));
 }
 
 async fn settings_are_set_once(engine: Engine) {

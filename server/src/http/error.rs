@@ -117,7 +117,9 @@ impl From<ProfileError> for HttpError {
             ProfileError::Invalid(errors) => HttpError::Invalid(errors),
             ProfileError::NotFound => HttpError::NotFound("The profile".into()),
             ProfileError::Stale { current } => HttpError::StaleProfile(current),
-            ProfileError::Misconfigured(m) => HttpError::Conflict("profile_misconfigured".into(), m),
+            ProfileError::Misconfigured(m) => {
+                HttpError::Conflict("profile_misconfigured".into(), m)
+            }
             ProfileError::Store(e) => e.into(),
         }
     }

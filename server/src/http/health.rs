@@ -18,7 +18,10 @@ pub async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
         Ok(()) => (StatusCode::OK, "ready".into()),
         Err(e) => {
             tracing::warn!(error = %e, "not ready");
-            (StatusCode::SERVICE_UNAVAILABLE, "database unavailable".into())
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "database unavailable".into(),
+            )
         }
     }
 }

@@ -21,7 +21,9 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
             }
         })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(HttpError::Malformed("The request body is empty; send a JSON object.".into()));
+            return Err(HttpError::Malformed(
+                "The request body is empty; send a JSON object.".into(),
+            ));
         }
         serde_json::from_slice(&bytes)
             .map(JsonBody)

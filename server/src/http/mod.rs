@@ -62,12 +62,18 @@ pub struct Setup {
 impl AppState {
     pub fn new(setup: &Setup) -> AppState {
         let leptos_options = LeptosOptions::builder()
-            .output_name(std::env::var("LEPTOS_OUTPUT_NAME").unwrap_or_else(|_| "kandev-recovery".into()))
+            .output_name(
+                std::env::var("LEPTOS_OUTPUT_NAME").unwrap_or_else(|_| "kandev-recovery".into()),
+            )
             .site_root(setup.site_root.clone())
             .site_pkg_dir(std::env::var("LEPTOS_SITE_PKG_DIR").unwrap_or_else(|_| "pkg".into()))
             .build();
         AppState {
-            profiles: Profiles::new(setup.store.clone(), setup.clock.clone(), app::policy::class::builtin_class_of),
+            profiles: Profiles::new(
+                setup.store.clone(),
+                setup.clock.clone(),
+                app::policy::class::builtin_class_of,
+            ),
             store: setup.store.clone(),
             clock: setup.clock.clone(),
             leptos_options,
@@ -82,9 +88,14 @@ fn api_router() -> Router<AppState> {
         .route("/profiles/validate", post(profiles::validate))
         .route(
             "/profiles/{id}",
-            get(profiles::get).put(profiles::update).delete(profiles::delete),
+            get(profiles::get)
+                .put(profiles::update)
+                .delete(profiles::delete),
         )
-        .route("/openapi.json", get(|| async { Json(openapi::ApiDoc::openapi()) }))
+        .route(
+            "/openapi.json",
+            get(|| async { Json(openapi::ApiDoc::openapi()) }),
+        )
         .fallback(|| async { HttpError::NotFound("That API endpoint".into()) })
 }
 
@@ -106,7 +117,9 @@ pub fn router(state: AppState, max_body: usize) -> Router {
             move || provide_context(backend.clone()),
             move || app::shell(leptos_options.clone()),
         )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
+            app::shell,
+        ))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
@@ -114,10 +127,16 @@ pub fn router(state: AppState, max_body: usize) -> Router {
 
 /// Opens the database, seeds the example on first start, and serves until
 /// `shutdown` resolves; in-flight requests finish first.
-pub async fn serve(args: ServeArgs, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-    let store = store::connect(&args.database_url)
-        .await
-        .with_context(|| format!("cannot open the database at {}", redact_url(&args.database_url)))?;
+pub async fn serve(
+    args: ServeArgs,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let store = store::connect(&args.database_url).await.with_context(|| {
+        format!(
+            "cannot open the database at {}",
+            redact_url(&args.database_url)
+        )
+    })?;
     let clock = Clock::system();
     if args.test_clock {
         tracing::warn!("the test clock is enabled: POST /api/v1/test/clock can move time forward");
@@ -130,7 +149,12 @@ pub async fn serve(args: ServeArgs, shutdown: impl Future<Output = ()> + Send + 
         test_clock: args.test_clock,
     });
     if !args.no_seed {
-        if let Some(p) = state.profiles.seed_example().await.context("cannot seed the example profile")? {
+        if let Some(p) = state
+            .profiles
+            .seed_example()
+            .await
+            .context("cannot seed the example profile")?
+        {
             tracing::info!(profile = %p.id, "seeded the example dynamic profile");
         }
     }

@@ -2,7 +2,9 @@
 //! wire types, served at `/api/v1/openapi.json`.
 
 use app::policy::{CandidatePolicy, ClassPolicy, FieldError, RetryPolicy, WaitForReset};
-use app::profile::{Candidate, CandidatePreview, ConfigurationError, Profile, SchedulePreview, ValidationReport};
+use app::profile::{
+    Candidate, CandidatePreview, ConfigurationError, Profile, SchedulePreview, ValidationReport,
+};
 use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
 

@@ -97,7 +97,12 @@ pub trait Store: Send + Sync + 'static {
     /// Rewrites a document without changing its meaning or revision: the
     /// one-time normalisation of a legacy document on first load. Fenced by
     /// the revision so it never overwrites a concurrent edit.
-    async fn normalise_profile_document(&self, id: &str, revision: i64, document: &str) -> Result<()>;
+    async fn normalise_profile_document(
+        &self,
+        id: &str,
+        revision: i64,
+        document: &str,
+    ) -> Result<()>;
 
     /// Deletes a profile; with `expected_revision`, only at that revision.
     async fn delete_profile(&self, id: &str, expected_revision: Option<i64>) -> Result<()>;

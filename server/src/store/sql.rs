@@ -171,7 +171,14 @@ macro_rules! impl_store {
 pub(crate) use impl_store;
 
 pub(crate) fn profile_row(
-    (id, name, revision, document, created_at_ms, updated_at_ms): (String, String, i64, String, i64, i64),
+    (id, name, revision, document, created_at_ms, updated_at_ms): (
+        String,
+        String,
+        i64,
+        String,
+        i64,
+        i64,
+    ),
 ) -> super::ProfileRow {
     super::ProfileRow {
         id,

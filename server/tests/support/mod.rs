@@ -8,7 +8,8 @@ use std::net::SocketAddr;
 
 /// Where the PostgreSQL tests connect to create their own databases.
 pub fn postgres_admin_url() -> String {
-    std::env::var("TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+    std::env::var("TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
 /// A fresh, migrated database that is dropped again with the guard.
@@ -32,21 +33,33 @@ impl TestDb {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}/test.db", dir.path().display());
                 let store = store::connect(&url).await.expect("open SQLite");
-                TestDb { store, url, _dir: Some(dir), pg_name: None }
+                TestDb {
+                    store,
+                    url,
+                    _dir: Some(dir),
+                    pg_name: None,
+                }
             }
             Engine::Postgres => {
                 let admin = postgres_admin_url();
                 let name = format!("kr_test_{}", uuid::Uuid::new_v4().simple());
                 let mut conn = sqlx::PgConnection::connect(&admin)
                     .await
-                    .unwrap_or_else(|e| panic!("PostgreSQL must be reachable at {admin} for the store tests: {e}"));
+                    .unwrap_or_else(|e| {
+                        panic!("PostgreSQL must be reachable at {admin} for the store tests: {e}")
+                    });
                 sqlx::query(&format!("CREATE DATABASE {name}"))
                     .execute(&mut conn)
                     .await
                     .expect("create test database");
                 let url = replace_db(&admin, &name);
                 let store = store::connect(&url).await.expect("open PostgreSQL");
-                TestDb { store, url, _dir: None, pg_name: Some(name) }
+                TestDb {
+                    store,
+                    url,
+                    _dir: None,
+                    pg_name: Some(name),
+                }
             }
         }
     }
@@ -60,11 +73,19 @@ impl TestDb {
             let opts = sqlx::postgres::PgConnectOptions::from_str(&self.url)
                 .unwrap()
                 .options([("default_transaction_read_only", "on")]);
-            let pool = sqlx::postgres::PgPoolOptions::new().connect_with(opts).await.unwrap();
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .connect_with(opts)
+                .await
+                .unwrap();
             std::sync::Arc::new(server::store::PgStore::from_migrated_pool(pool))
         } else {
-            let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&self.url).unwrap().read_only(true);
-            let pool = sqlx::sqlite::SqlitePoolOptions::new().connect_with(opts).await.unwrap();
+            let opts = sqlx::sqlite::SqliteConnectOptions::from_str(&self.url)
+                .unwrap()
+                .read_only(true);
+            let pool = sqlx::sqlite::SqlitePoolOptions::new()
+                .connect_with(opts)
+                .await
+                .unwrap();
             std::sync::Arc::new(server::store::SqliteStore::from_migrated_pool(pool))
         }
     }
@@ -90,12 +111,16 @@ impl Drop for TestDb {
             let admin = postgres_admin_url();
             // Dropping needs its own runtime: Drop cannot await.
             let _ = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
                 rt.block_on(async move {
                     if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
-                        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                            .execute(&mut conn)
-                            .await;
+                        let _ =
+                            sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                                .execute(&mut conn)
+                                .await;
                     }
                 });
             })
@@ -124,7 +149,9 @@ impl TestServer {
     /// A server over `store`, which may differ from `db.store` (a read-only
     /// connection to the same database, say).
     pub async fn start_with(db: TestDb, store: DynStore) -> TestServer {
-        let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z").unwrap().to_utc();
+        let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .to_utc();
         let clock = Clock::manual(start);
         let state = server::http::AppState::new(&server::http::Setup {
             store,
@@ -145,7 +172,14 @@ impl TestServer {
                 .await
                 .unwrap();
         });
-        TestServer { addr, base: format!("http://{addr}"), clock, db, shutdown: Some(tx), handle }
+        TestServer {
+            addr,
+            base: format!("http://{addr}"),
+            clock,
+            db,
+            shutdown: Some(tx),
+            handle,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
