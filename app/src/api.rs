@@ -7,6 +7,7 @@
 
 use crate::policy::FieldError;
 use crate::profile::Profile;
+use crate::route::RouteSnapshot;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -26,6 +27,9 @@ pub struct ApiError {
     /// The current stored profile (with `stale_revision` on a profile).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<Box<Profile>>,
+    /// The authoritative route (with `stale_generation` and `invalid_action`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Box<RouteSnapshot>>,
     /// HTTP status, filled in by the client (not sent on the wire).
     #[serde(skip)]
     pub status: u16,
@@ -38,6 +42,7 @@ impl ApiError {
             message: message.into(),
             errors: Vec::new(),
             profile: None,
+            route: None,
             status: 0,
         }
     }

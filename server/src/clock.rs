@@ -74,7 +74,7 @@ mod tests {
             .to_utc();
         let c = Clock::manual(start);
         assert_eq!(c.now(), start);
-        let mut rx = c.subscribe();
+        let rx = c.subscribe();
         c.advance(Duration::seconds(90));
         assert_eq!(c.now(), start + Duration::seconds(90));
         assert!(rx.has_changed().unwrap());

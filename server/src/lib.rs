@@ -18,5 +18,8 @@ pub mod clock;
 pub mod config;
 pub mod http;
 pub mod profiles;
+pub mod recovery;
+pub mod routes;
+pub mod scheduler;
 pub mod store;
 pub mod telemetry;

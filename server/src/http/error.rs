@@ -21,6 +21,10 @@ pub enum HttpError {
     NotFound(String),
     /// 409: the profile moved on; carries what is stored now.
     StaleProfile(Box<Profile>),
+    /// 409: the route moved on; carries the route now.
+    StaleRoute(Box<app::route::RouteSnapshot>),
+    /// 409: the state table does not allow the action now.
+    InvalidAction(String, Box<app::route::RouteSnapshot>),
     /// 409 for other conflicts.
     Conflict(String, String),
     /// 413.
@@ -41,7 +45,10 @@ impl HttpError {
             HttpError::Malformed(_) => StatusCode::BAD_REQUEST,
             HttpError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             HttpError::NotFound(_) => StatusCode::NOT_FOUND,
-            HttpError::StaleProfile(_) | HttpError::Conflict(..) => StatusCode::CONFLICT,
+            HttpError::StaleProfile(_)
+            | HttpError::StaleRoute(_)
+            | HttpError::InvalidAction(..)
+            | HttpError::Conflict(..) => StatusCode::CONFLICT,
             HttpError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             HttpError::Forbidden(_) => StatusCode::FORBIDDEN,
             HttpError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -66,6 +73,17 @@ impl HttpError {
                     "stale_revision",
                     "Someone saved this profile after you loaded it; nothing was saved. Review the current version and try again.",
                 )
+            },
+            HttpError::StaleRoute(route) => ApiError {
+                route: Some(route),
+                ..ApiError::new(
+                    "stale_generation",
+                    "The route moved on before this request; nothing was changed. The current route is attached.",
+                )
+            },
+            HttpError::InvalidAction(m, route) => ApiError {
+                route: Some(route),
+                ..ApiError::new("invalid_action", m)
             },
             HttpError::Conflict(kind, m) => ApiError::new(&kind, m),
             HttpError::TooLarge(limit) => ApiError::new(
@@ -102,6 +120,10 @@ impl From<StoreError> for HttpError {
             StoreError::StaleRevision { current } => HttpError::Conflict(
                 "stale_revision".into(),
                 format!("The record changed; its revision is now {current}."),
+            ),
+            StoreError::StaleGeneration { current } => HttpError::Conflict(
+                "stale_generation".into(),
+                format!("The route moved on; its generation is now {current}."),
             ),
             StoreError::AlreadyExists => {
                 HttpError::Conflict("already_exists".into(), "The record already exists.".into())

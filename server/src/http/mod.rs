@@ -7,12 +7,17 @@ mod json;
 pub mod openapi;
 mod pages;
 mod profiles;
+mod routes;
 
 pub use error::{HttpError, HttpResult};
 
+use crate::classify::{Catalogue, UnknownLog};
 use crate::clock::{Clock, SharedClock};
 use crate::config::ServeArgs;
 use crate::profiles::Profiles;
+use crate::routes::Routes;
+use crate::scheduler;
+use crate::scheduler::Signals;
 use crate::store::{self, DynStore};
 use anyhow::Context;
 use app::api::SharedBackend;
@@ -34,6 +39,9 @@ pub struct AppState {
     pub store: DynStore,
     pub clock: SharedClock,
     pub profiles: Profiles,
+    pub routes: Routes,
+    pub unknown: Arc<UnknownLog>,
+    pub metrics: metrics_exporter_prometheus::PrometheusHandle,
     pub leptos_options: LeptosOptions,
     pub test_clock: bool,
 }
@@ -68,12 +76,24 @@ impl AppState {
             .site_root(setup.site_root.clone())
             .site_pkg_dir(std::env::var("LEPTOS_SITE_PKG_DIR").unwrap_or_else(|_| "pkg".into()))
             .build();
+        let catalogue = Catalogue::builtin();
+        let profiles = Profiles::new(setup.store.clone(), setup.clock.clone(), class_of);
+        let unknown = Arc::new(UnknownLog::new(
+            crate::classify::unknown::DEFAULT_UNKNOWN_CAPACITY,
+        ));
+        let routes = Routes::new(
+            setup.store.clone(),
+            setup.clock.clone(),
+            profiles.clone(),
+            catalogue,
+            unknown.clone(),
+            Arc::new(Signals::new()),
+        );
         AppState {
-            profiles: Profiles::new(
-                setup.store.clone(),
-                setup.clock.clone(),
-                app::policy::class::builtin_class_of,
-            ),
+            profiles,
+            routes,
+            unknown,
+            metrics: metrics_handle(),
             store: setup.store.clone(),
             clock: setup.clock.clone(),
             leptos_options,
@@ -82,8 +102,58 @@ impl AppState {
     }
 }
 
+/// Code → class from the runtime catalogue (used for legacy per-code rules).
+fn class_of(code: &str) -> Option<app::policy::ErrorClass> {
+    Catalogue::builtin().class_of(code)
+}
+
+/// The Prometheus recorder is process-wide; install it once.
+fn metrics_handle() -> metrics_exporter_prometheus::PrometheusHandle {
+    static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
+        std::sync::OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
+                .set_buckets(&[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0])
+                .expect("valid buckets")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Another recorder (a test harness) may own the global slot.
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+async fn catalogue_summary() -> Json<crate::classify::CatalogueSummary> {
+    Json(Catalogue::builtin().describe())
+}
+
+async fn catalogue_unknown(
+    axum::extract::State(s): axum::extract::State<AppState>,
+) -> Json<crate::classify::UnknownSnapshot> {
+    Json(s.unknown.snapshot())
+}
+
+async fn prometheus(axum::extract::State(s): axum::extract::State<AppState>) -> String {
+    s.metrics.render()
+}
+
 fn api_router() -> Router<AppState> {
     Router::new()
+        .route("/routes", get(routes::list).post(routes::create))
+        .route("/routes/{id}", get(routes::get))
+        .route("/routes/{id}/attempts", get(routes::attempts))
+        .route("/routes/{id}/failures", post(routes::failures))
+        .route("/routes/{id}/effects", post(routes::effects))
+        .route("/routes/{id}/success", post(routes::success))
+        .route("/routes/{id}/actions", post(routes::actions))
+        .route("/dispatches/claim", post(routes::claim))
+        .route("/dispatches/{id}/ack", post(routes::ack))
+        .route("/events", get(routes::events))
+        .route("/test/clock", post(routes::advance_clock))
+        .route("/catalogue", get(catalogue_summary))
+        .route("/catalogue/unknown", get(catalogue_unknown))
         .route("/profiles", get(profiles::list).post(profiles::create))
         .route("/profiles/validate", post(profiles::validate))
         .route(
@@ -111,6 +181,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
         .nest("/api/v1", api_router())
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(prometheus))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -158,6 +229,10 @@ pub async fn serve(
             tracing::info!(profile = %p.id, "seeded the example dynamic profile");
         }
     }
+    scheduler::reconcile(&state.routes)
+        .await
+        .context("restart reconciliation failed")?;
+    let timers = tokio::spawn(scheduler::run(state.routes.clone(), state.store.clone()));
     let listener = TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -167,9 +242,18 @@ pub async fn serve(
         "serving http://{}",
         listener.local_addr()?
     );
+    let signals = state.routes.signals().clone();
+    let stop = signals.shutdown.clone();
     axum::serve(listener, router(state, args.max_body_bytes))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Ends long polls, event streams and the timer loop, so the
+            // graceful shutdown does not wait on them.
+            stop.cancel();
+        })
         .await?;
+    signals.shutdown.cancel();
+    let _ = timers.await;
     tracing::info!("stopped");
     Ok(())
 }

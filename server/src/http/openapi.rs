@@ -43,14 +43,37 @@ pub struct CandidateWrite {
         super::profiles::get,
         super::profiles::update,
         super::profiles::delete,
+        super::routes::create,
+        super::routes::list,
+        super::routes::get,
+        super::routes::attempts,
+        super::routes::failures,
+        super::routes::effects,
+        super::routes::success,
+        super::routes::actions,
+        super::routes::claim,
+        super::routes::ack,
+        super::routes::events,
+        super::routes::advance_clock,
         super::health::healthz,
         super::health::readyz,
     ),
     components(schemas(
         Profile, Candidate, CandidatePolicy, ClassPolicy, RetryPolicy, WaitForReset,
         FieldError, ConfigurationError, ValidationReport, CandidatePreview, SchedulePreview,
-        ProfileWrite, CandidateWrite, app::api::ApiError
+        ProfileWrite, CandidateWrite, app::api::ApiError,
+        app::route::RouteSnapshot, app::route::Attempt, app::route::Dispatch, app::route::RouteEvent,
+        app::route::Pending, app::route::LastFailure, app::route::CandidateRef, app::route::Caller,
+        crate::routes::CreateRoute, crate::routes::InvocationReport, crate::routes::EffectReport,
+        crate::routes::ActionRequest, crate::routes::ClaimRequest, crate::routes::DecisionView,
+        crate::routes::FailureAnswer, super::routes::ClaimAnswer, super::routes::AckRequest,
+        super::routes::AdvanceClock, super::routes::ClockAnswer
     )),
-    tags((name = "profiles", description = "Dynamic profiles and their per-class recovery policies"))
+    tags(
+        (name = "profiles", description = "Dynamic profiles and their per-class recovery policies"),
+        (name = "routes", description = "Durable recovery routes: reports, actions, history, events"),
+        (name = "dispatches", description = "Claiming and acknowledging prompt deliveries"),
+        (name = "test", description = "Only with serve --test-clock")
+    )
 )]
 pub struct ApiDoc;

@@ -7,10 +7,14 @@
 //! (`revision` compare-and-swap on profiles).
 
 mod postgres;
+mod rows;
 mod sql;
 mod sqlite;
 
 pub use postgres::PgStore;
+pub use rows::{
+    AttemptRow, ClaimFilter, Commit, DispatchRow, EventRow, RouteFilter, RouteRow, ScheduleRow,
+};
 pub use sqlite::SqliteStore;
 
 use async_trait::async_trait;
@@ -24,6 +28,9 @@ pub enum StoreError {
     /// The row moved on: `current` is the revision now stored.
     #[error("stale revision: the stored revision is {current}")]
     StaleRevision { current: i64 },
+    /// A route moved on: `current` is its generation now.
+    #[error("stale generation: the route is at generation {current}")]
+    StaleGeneration { current: i64 },
     #[error("already exists")]
     AlreadyExists,
     /// The database cannot be reached or written (read-only, disk full,
@@ -111,6 +118,59 @@ pub trait Store: Send + Sync + 'static {
 
     /// Sets `key` only if it is not set yet; answers whether it was set now.
     async fn set_setting_once(&self, key: &str, value: &str) -> Result<bool>;
+
+    /// Applies one route transition atomically (see [`Commit`]); answers the
+    /// new event's id. A moved-on route answers `StaleGeneration` and
+    /// nothing is written.
+    async fn commit(&self, commit: &Commit) -> Result<i64>;
+
+    async fn get_route(&self, id: &str) -> Result<Option<RouteRow>>;
+
+    async fn list_routes(&self, filter: &RouteFilter) -> Result<Vec<RouteRow>>;
+
+    /// A route's attempts, newest first.
+    async fn list_attempts(&self, route_id: &str) -> Result<Vec<AttemptRow>>;
+
+    /// Armed schedules due at `now_ms`, earliest first.
+    async fn due_schedules(&self, now_ms: i64, limit: i64) -> Result<Vec<ScheduleRow>>;
+
+    /// The earliest armed deadline.
+    async fn next_deadline(&self) -> Result<Option<i64>>;
+
+    /// Voids an armed schedule whose route moved on.
+    async fn void_schedule(&self, id: &str) -> Result<()>;
+
+    async fn count_schedules(&self, state: &str) -> Result<i64>;
+
+    /// Claims pending dispatches (oldest first) with a lease, atomically:
+    /// two claimers never get the same dispatch.
+    async fn claim_dispatches(
+        &self,
+        filter: &ClaimFilter,
+        now_ms: i64,
+        lease_until_ms: i64,
+    ) -> Result<Vec<DispatchRow>>;
+
+    async fn get_dispatch(&self, id: &str) -> Result<Option<DispatchRow>>;
+
+    /// Claimed, unacknowledged dispatches; with a time, only those whose
+    /// lease ended before it.
+    async fn claimed_dispatches(
+        &self,
+        lease_expired_before: Option<i64>,
+    ) -> Result<Vec<DispatchRow>>;
+
+    async fn list_dispatches(&self, route_id: &str) -> Result<Vec<DispatchRow>>;
+
+    /// Events after `after_id`, oldest first, optionally for one route.
+    async fn events_after(
+        &self,
+        after_id: i64,
+        route_id: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<EventRow>>;
+
+    async fn last_event_id(&self) -> Result<i64>;
 }
 
 pub type DynStore = Arc<dyn Store>;

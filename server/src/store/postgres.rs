@@ -30,4 +30,12 @@ impl PgStore {
     }
 }
 
-impl_store!(PgStore, Engine::Postgres);
+impl_store!(
+    PgStore,
+    Engine::Postgres,
+    begin = "BEGIN",
+    // One transaction-scoped lock serialises event inserts so ids commit
+    // in order; the stream never skips an id that commits late.
+    order_events = "SELECT pg_advisory_xact_lock(7261001)",
+    skip_locked = "FOR UPDATE SKIP LOCKED"
+);

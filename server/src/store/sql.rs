@@ -5,8 +5,74 @@
 //!
 //! [`Store`]: super::Store
 
+/// Route columns in table order, for `INSERT` and `SELECT`.
+pub(crate) const ROUTE_COLUMNS: &str =
+    "id, profile_id, caller_kind, caller_ref, state, generation, cycle, \
+     candidate_index, candidate_id, candidate_label, invocation_id, prompt_generation, effects, \
+     provider_session_id, memory, pending, last_failure, reason, created_at, updated_at";
+
+pub(crate) const ATTEMPT_COLUMNS: &str = "route_id, seq, generation, cycle, candidate_index, candidate_id, \
+     candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, safe_excerpt, \
+     policy, decision, retry_ordinal, deadline, outcome, created_at";
+
+pub(crate) const DISPATCH_COLUMNS: &str =
+    "id, route_id, generation, invocation_id, prompt_generation, \
+     candidate_index, candidate_id, candidate_label, caller_kind, reason, state, lease_until, \
+     created_at, claimed_at, acked_at";
+
+/// `SELECT <ROUTE_COLUMNS> FROM routes` and friends, built once.
+pub(crate) fn select(columns: &str, rest: &str) -> String {
+    format!("SELECT {columns} {rest}")
+}
+
+pub(crate) fn select_routes(rest: &str) -> String {
+    select(ROUTE_COLUMNS, &format!("FROM routes {rest}"))
+}
+
+pub(crate) fn select_attempts(rest: &str) -> String {
+    select(ATTEMPT_COLUMNS, &format!("FROM attempts {rest}"))
+}
+
+pub(crate) fn select_dispatches(rest: &str) -> String {
+    select(DISPATCH_COLUMNS, &format!("FROM dispatches {rest}"))
+}
+
+/// Binds every route column, in [`ROUTE_COLUMNS`] order.
+macro_rules! bind_route {
+    ($q:expr, $r:expr) => {
+        $q.bind(&$r.id)
+            .bind(&$r.profile_id)
+            .bind(&$r.caller_kind)
+            .bind(&$r.caller_ref)
+            .bind(&$r.state)
+            .bind($r.generation)
+            .bind($r.cycle)
+            .bind($r.candidate_index)
+            .bind(&$r.candidate_id)
+            .bind(&$r.candidate_label)
+            .bind(&$r.invocation_id)
+            .bind($r.prompt_generation)
+            .bind($r.effects)
+            .bind(&$r.provider_session_id)
+            .bind(&$r.memory)
+            .bind(&$r.pending)
+            .bind(&$r.last_failure)
+            .bind(&$r.reason)
+            .bind($r.created_at)
+            .bind($r.updated_at)
+    };
+}
+
+pub(crate) use bind_route;
+
+/// The store for one engine. `$begin` opens a write transaction (SQLite
+/// takes the write lock up front so concurrent transitions queue instead of
+/// failing on a lock upgrade); `$order_events` runs before an event insert
+/// so event ids commit in id order (PostgreSQL sequences do not otherwise
+/// guarantee that, and the event stream resumes by id); `$skip_locked`
+/// ends the dispatch-claim subquery.
 macro_rules! impl_store {
-    ($store:ty, $engine:expr) => {
+    ($store:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr) => {
         #[async_trait::async_trait]
         impl $crate::store::Store for $store {
             fn engine(&self) -> $crate::store::Engine {
@@ -71,7 +137,7 @@ macro_rules! impl_store {
                 document: &str,
                 now_ms: i64,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.pool.begin_with($begin).await?;
                 let updated = sqlx::query(
                     "UPDATE profiles SET name = $1, document = $2, updated_at = $3,
                             revision = revision + 1
@@ -125,7 +191,7 @@ macro_rules! impl_store {
                 id: &str,
                 expected_revision: Option<i64>,
             ) -> $crate::store::Result<()> {
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.pool.begin_with($begin).await?;
                 let current: Option<i64> =
                     sqlx::query_scalar("SELECT revision FROM profiles WHERE id = $1")
                         .bind(id)
@@ -163,6 +229,332 @@ macro_rules! impl_store {
                 .await?
                 .rows_affected();
                 Ok(inserted == 1)
+            }
+
+            async fn commit(&self, c: &$crate::store::Commit) -> $crate::store::Result<i64> {
+                use $crate::store::sql::{bind_route, ROUTE_COLUMNS};
+                use $crate::store::StoreError;
+                let mut tx = self.pool.begin_with($begin).await?;
+                let route = c.route.as_ref().ok_or_else(|| StoreError::Unavailable("commit without a route".into()))?;
+                match c.expected_generation {
+                    None => {
+                        let sql = format!(
+                            "INSERT INTO routes ({ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+                             $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+                        );
+                        bind_route!(sqlx::query(&sql), route).execute(&mut *tx).await?;
+                    }
+                    Some(expected) => {
+                        let updated = bind_route!(
+                            sqlx::query(
+                                "UPDATE routes SET id = $1, profile_id = $2, caller_kind = $3, caller_ref = $4, \
+                                 state = $5, generation = $6, cycle = $7, candidate_index = $8, candidate_id = $9, \
+                                 candidate_label = $10, invocation_id = $11, prompt_generation = $12, effects = $13, \
+                                 provider_session_id = $14, memory = $15, pending = $16, last_failure = $17, \
+                                 reason = $18, created_at = $19, updated_at = $20 \
+                                 WHERE id = $21 AND generation = $22"
+                            ),
+                            route
+                        )
+                        .bind(&route.id)
+                        .bind(expected)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                        if updated != 1 {
+                            let current: Option<i64> = sqlx::query_scalar("SELECT generation FROM routes WHERE id = $1")
+                                .bind(&route.id)
+                                .fetch_optional(&mut *tx)
+                                .await?;
+                            return Err(match current {
+                                Some(current) => StoreError::StaleGeneration { current },
+                                None => StoreError::NotFound,
+                            });
+                        }
+                    }
+                }
+                if let Some(id) = &c.fire_schedule {
+                    let fired = sqlx::query("UPDATE schedules SET state = 'fired' WHERE id = $1 AND state = 'armed'")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected();
+                    if fired != 1 {
+                        return Err(StoreError::StaleGeneration { current: route.generation });
+                    }
+                }
+                if let Some((id, at)) = &c.ack_dispatch {
+                    let acked = sqlx::query(
+                        "UPDATE dispatches SET state = 'acked', acked_at = $1 WHERE id = $2 AND state = 'claimed'",
+                    )
+                    .bind(*at)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                    if acked != 1 {
+                        return Err(StoreError::StaleGeneration { current: route.generation });
+                    }
+                }
+                // Whatever was pending for older generations is superseded.
+                sqlx::query("UPDATE schedules SET state = 'void' WHERE route_id = $1 AND state = 'armed' AND generation < $2")
+                    .bind(&route.id)
+                    .bind(route.generation)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(
+                    "UPDATE dispatches SET state = 'void' WHERE route_id = $1 \
+                     AND state IN ('pending', 'claimed') AND generation < $2",
+                )
+                .bind(&route.id)
+                .bind(route.generation)
+                .execute(&mut *tx)
+                .await?;
+                if let Some(a) = &c.attempt {
+                    sqlx::query(
+                        "INSERT INTO attempts (route_id, seq, generation, cycle, candidate_index, candidate_id, \
+                         candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, \
+                         safe_excerpt, policy, decision, retry_ordinal, deadline, outcome, created_at) \
+                         VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE route_id = $2), \
+                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+                    )
+                    .bind(&a.route_id)
+                    .bind(&a.route_id)
+                    .bind(a.generation)
+                    .bind(a.cycle)
+                    .bind(a.candidate_index)
+                    .bind(&a.candidate_id)
+                    .bind(&a.candidate_label)
+                    .bind(&a.invocation_id)
+                    .bind(&a.code)
+                    .bind(&a.class)
+                    .bind(&a.catalogue_version)
+                    .bind(&a.classifier_rule)
+                    .bind(&a.safe_excerpt)
+                    .bind(&a.policy)
+                    .bind(&a.decision)
+                    .bind(a.retry_ordinal)
+                    .bind(a.deadline)
+                    .bind(&a.outcome)
+                    .bind(a.created_at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                if let Some(s) = &c.schedule {
+                    sqlx::query(
+                        "INSERT INTO schedules (id, route_id, generation, kind, deadline, state, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    )
+                    .bind(&s.id)
+                    .bind(&s.route_id)
+                    .bind(s.generation)
+                    .bind(&s.kind)
+                    .bind(s.deadline)
+                    .bind(&s.state)
+                    .bind(s.created_at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                if let Some(d) = &c.dispatch {
+                    sqlx::query(
+                        "INSERT INTO dispatches (id, route_id, generation, invocation_id, prompt_generation, \
+                         candidate_index, candidate_id, candidate_label, caller_kind, reason, state, lease_until, \
+                         created_at, claimed_at, acked_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                    )
+                    .bind(&d.id)
+                    .bind(&d.route_id)
+                    .bind(d.generation)
+                    .bind(&d.invocation_id)
+                    .bind(d.prompt_generation)
+                    .bind(d.candidate_index)
+                    .bind(&d.candidate_id)
+                    .bind(&d.candidate_label)
+                    .bind(&d.caller_kind)
+                    .bind(&d.reason)
+                    .bind(&d.state)
+                    .bind(d.lease_until)
+                    .bind(d.created_at)
+                    .bind(d.claimed_at)
+                    .bind(d.acked_at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                let order_events: &str = $order_events;
+                if !order_events.is_empty() {
+                    sqlx::query(order_events).execute(&mut *tx).await?;
+                }
+                let event_id: i64 = sqlx::query_scalar(
+                    "INSERT INTO events (route_id, kind, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+                )
+                .bind(&route.id)
+                .bind(&c.event_kind)
+                .bind(&c.event_payload)
+                .bind(route.updated_at)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(event_id)
+            }
+
+            async fn get_route(&self, id: &str) -> $crate::store::Result<Option<$crate::store::RouteRow>> {
+                Ok(sqlx::query_as($crate::store::sql::select_routes("WHERE id = $1").as_str())
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            async fn list_routes(
+                &self,
+                f: &$crate::store::RouteFilter,
+            ) -> $crate::store::Result<Vec<$crate::store::RouteRow>> {
+                // Empty strings match everything, so one statement serves every filter.
+                let sql = $crate::store::sql::select_routes(
+                    "WHERE ($1 = '' OR profile_id = $2) AND ($3 = '' OR state = $4) \
+                     AND ($5 = '' OR caller_kind = $6) ORDER BY updated_at DESC, id LIMIT $7",
+                );
+                let profile = f.profile_id.clone().unwrap_or_default();
+                let state = f.state.clone().unwrap_or_default();
+                let caller = f.caller_kind.clone().unwrap_or_default();
+                Ok(sqlx::query_as(sql.as_str())
+                    .bind(&profile)
+                    .bind(&profile)
+                    .bind(&state)
+                    .bind(&state)
+                    .bind(&caller)
+                    .bind(&caller)
+                    .bind(f.limit)
+                    .fetch_all(&self.pool)
+                    .await?)
+            }
+
+            async fn list_attempts(&self, route_id: &str) -> $crate::store::Result<Vec<$crate::store::AttemptRow>> {
+                Ok(sqlx::query_as($crate::store::sql::select_attempts("WHERE route_id = $1 ORDER BY seq DESC").as_str())
+                    .bind(route_id)
+                    .fetch_all(&self.pool)
+                    .await?)
+            }
+
+            async fn due_schedules(
+                &self,
+                now_ms: i64,
+                limit: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::ScheduleRow>> {
+                Ok(sqlx::query_as(
+                    "SELECT id, route_id, generation, kind, deadline, state, created_at FROM schedules \
+                     WHERE state = 'armed' AND deadline <= $1 ORDER BY deadline, id LIMIT $2",
+                )
+                .bind(now_ms)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn next_deadline(&self) -> $crate::store::Result<Option<i64>> {
+                Ok(sqlx::query_scalar("SELECT MIN(deadline) FROM schedules WHERE state = 'armed'")
+                    .fetch_one(&self.pool)
+                    .await?)
+            }
+
+            async fn void_schedule(&self, id: &str) -> $crate::store::Result<()> {
+                sqlx::query("UPDATE schedules SET state = 'void' WHERE id = $1 AND state = 'armed'")
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn count_schedules(&self, state: &str) -> $crate::store::Result<i64> {
+                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM schedules WHERE state = $1")
+                    .bind(state)
+                    .fetch_one(&self.pool)
+                    .await?)
+            }
+
+            async fn claim_dispatches(
+                &self,
+                f: &$crate::store::ClaimFilter,
+                now_ms: i64,
+                lease_until_ms: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
+                let route = f.route_id.clone().unwrap_or_default();
+                let caller = f.caller_kind.clone().unwrap_or_default();
+                let sql = format!(
+                    "UPDATE dispatches SET state = 'claimed', claimed_at = $1, lease_until = $2 \
+                     WHERE id IN (SELECT id FROM dispatches WHERE state = 'pending' \
+                     AND ($3 = '' OR route_id = $4) AND ($5 = '' OR caller_kind = $6) \
+                     ORDER BY created_at, id LIMIT $7 {}) RETURNING {}",
+                    $skip_locked,
+                    $crate::store::sql::DISPATCH_COLUMNS
+                );
+                let mut tx = self.pool.begin_with($begin).await?;
+                let mut rows: Vec<$crate::store::DispatchRow> = sqlx::query_as(sql.as_str())
+                    .bind(now_ms)
+                    .bind(lease_until_ms)
+                    .bind(&route)
+                    .bind(&route)
+                    .bind(&caller)
+                    .bind(&caller)
+                    .bind(f.limit)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                rows.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+                Ok(rows)
+            }
+
+            async fn get_dispatch(&self, id: &str) -> $crate::store::Result<Option<$crate::store::DispatchRow>> {
+                Ok(sqlx::query_as($crate::store::sql::select_dispatches("WHERE id = $1").as_str())
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            async fn claimed_dispatches(
+                &self,
+                lease_expired_before: Option<i64>,
+            ) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
+                Ok(sqlx::query_as(
+                    $crate::store::sql::select_dispatches(
+                        "WHERE state = 'claimed' AND ($1 < 0 OR lease_until < $2) ORDER BY created_at, id",
+                    )
+                    .as_str(),
+                )
+                .bind(lease_expired_before.unwrap_or(-1))
+                .bind(lease_expired_before.unwrap_or(-1))
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn list_dispatches(&self, route_id: &str) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
+                Ok(sqlx::query_as($crate::store::sql::select_dispatches("WHERE route_id = $1 ORDER BY created_at, id").as_str())
+                    .bind(route_id)
+                    .fetch_all(&self.pool)
+                    .await?)
+            }
+
+            async fn events_after(
+                &self,
+                after_id: i64,
+                route_id: Option<&str>,
+                limit: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::EventRow>> {
+                let route = route_id.unwrap_or_default();
+                Ok(sqlx::query_as(
+                    "SELECT id, route_id, kind, payload, created_at FROM events \
+                     WHERE id > $1 AND ($2 = '' OR route_id = $3) ORDER BY id LIMIT $4",
+                )
+                .bind(after_id)
+                .bind(route)
+                .bind(route)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn last_event_id(&self) -> $crate::store::Result<i64> {
+                let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM events").fetch_one(&self.pool).await?;
+                Ok(id.unwrap_or(0))
             }
         }
     };

@@ -47,4 +47,10 @@ impl SqliteStore {
     }
 }
 
-impl_store!(SqliteStore, Engine::Sqlite);
+impl_store!(
+    SqliteStore,
+    Engine::Sqlite,
+    begin = "BEGIN IMMEDIATE",
+    order_events = "",
+    skip_locked = ""
+);

@@ -160,17 +160,25 @@ impl TestServer {
             max_body_bytes: 64 * 1024,
             test_clock: true,
         });
+        server::scheduler::reconcile(&state.routes).await.unwrap();
+        let timers = tokio::spawn(server::scheduler::run(
+            state.routes.clone(),
+            state.store.clone(),
+        ));
+        let signals = state.routes.signals().clone();
         let app = server::http::router(state, 64 * 1024);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let handle = tokio::spawn(async move {
             axum::serve(listener, app)
-                .with_graceful_shutdown(async {
+                .with_graceful_shutdown(async move {
                     let _ = rx.await;
+                    signals.shutdown.cancel();
                 })
                 .await
                 .unwrap();
+            let _ = timers.await;
         });
         TestServer {
             addr,
@@ -193,4 +201,156 @@ impl Drop for TestServer {
             let _ = tx.send(());
         }
     }
+}
+
+/// A small JSON client for a [`TestServer`].
+pub struct Api {
+    pub base: String,
+    client: reqwest::Client,
+}
+
+impl TestServer {
+    pub fn api(&self) -> Api {
+        Api {
+            base: self.base.clone(),
+            client: reqwest::Client::new(),
+        }
+    }
+}
+
+impl Api {
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut req = self
+            .client
+            .request(method, format!("{}{}", self.base, path));
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+        )
+    }
+
+    pub async fn get(&self, path: &str) -> serde_json::Value {
+        let (st, v) = self.call(reqwest::Method::GET, path, None).await;
+        assert_eq!(st, 200, "GET {path}: {v}");
+        v
+    }
+
+    pub async fn post(&self, path: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    pub async fn post_ok(&self, path: &str, body: serde_json::Value) -> serde_json::Value {
+        let (st, v) = self.post(path, body).await;
+        assert!(st == 200 || st == 201, "POST {path}: {st} {v}");
+        v
+    }
+
+    /// A profile whose candidates carry the given (transient, hard) class policies.
+    pub async fn profile(
+        &self,
+        candidates: &[(&str, serde_json::Value, serde_json::Value)],
+    ) -> String {
+        let cands: Vec<serde_json::Value> = candidates
+            .iter()
+            .map(|(label, t, h)| serde_json::json!({"label": label, "agent": "claude-code", "policy": {"version": 1, "transient": t, "hard": h}}))
+            .collect();
+        let p = self
+            .post_ok(
+                "/api/v1/profiles",
+                serde_json::json!({"name": "scenario", "candidates": cands}),
+            )
+            .await;
+        p["id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn route(&self, profile_id: &str, caller: &str) -> serde_json::Value {
+        self.post_ok("/api/v1/routes", serde_json::json!({"profile_id": profile_id, "caller": {"kind": caller, "ref": "task-1"}})).await
+    }
+
+    /// Reports `items` as a failure of the route's current invocation.
+    pub async fn fail(
+        &self,
+        route: &serde_json::Value,
+        items: serde_json::Value,
+    ) -> serde_json::Value {
+        let id = route["id"].as_str().unwrap();
+        self.post_ok(
+            &format!("/api/v1/routes/{id}/failures"),
+            serde_json::json!({
+                "generation": route["generation"], "invocation_id": route["invocation_id"],
+                "prompt_generation": route["prompt_generation"], "phase": "prompt",
+                "agent": "claude-code", "provider_id": "anthropic", "items": items
+            }),
+        )
+        .await
+    }
+
+    pub async fn advance(&self, seconds: f64) -> serde_json::Value {
+        self.post_ok(
+            "/api/v1/test/clock",
+            serde_json::json!({"advance_seconds": seconds}),
+        )
+        .await
+    }
+
+    pub async fn claim(&self, route_id: &str) -> Vec<serde_json::Value> {
+        let v = self
+            .post_ok(
+                "/api/v1/dispatches/claim",
+                serde_json::json!({"route_id": route_id, "lease_seconds": 60, "wait_seconds": 0}),
+            )
+            .await;
+        v["dispatches"].as_array().unwrap().clone()
+    }
+
+    /// Claims the one due dispatch of a route and acknowledges it; answers the route.
+    pub async fn deliver(&self, route_id: &str) -> serde_json::Value {
+        let ds = self.claim(route_id).await;
+        assert_eq!(ds.len(), 1, "exactly one dispatch expected: {ds:?}");
+        let d = &ds[0];
+        self.post_ok(
+            &format!("/api/v1/dispatches/{}/ack", d["id"].as_str().unwrap()),
+            serde_json::json!({"generation": d["generation"]}),
+        )
+        .await
+    }
+
+    pub async fn snapshot(&self, route_id: &str) -> serde_json::Value {
+        self.get(&format!("/api/v1/routes/{route_id}")).await
+    }
+}
+
+/// Class policies for tests.
+pub fn policy(retries: u32, initial: u32, wait: u32, outcome: &str) -> serde_json::Value {
+    serde_json::json!({
+        "retry": {"enabled": retries > 0, "max_retries": retries, "initial_interval_seconds": if retries > 0 { initial } else { 0 }},
+        "wait_for_reset": {"enabled": wait > 0, "max_wait_seconds": wait},
+        "on_exhausted": outcome
+    })
+}
+
+/// A 529 Overloaded from Anthropic.
+pub fn overloaded() -> serde_json::Value {
+    serde_json::json!([{"kind": "http", "status": 529, "headers": {},
+        "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}])
+}
+
+/// Claude Code's usage limit with an epoch reset `seconds` after the test clock's start.
+pub fn usage_limit_in(seconds: i64) -> serde_json::Value {
+    let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+        .unwrap()
+        .timestamp();
+    serde_json::json!([{"kind": "stderr", "lines": [format!("Claude AI usage limit reached|{}", start + seconds)]},
+        {"kind": "process_exit", "exit_code": 1, "signal": null}])
 }

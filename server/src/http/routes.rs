@@ -1,0 +1,355 @@
+//! `/api/v1/routes`, `/api/v1/dispatches`, `/api/v1/events` and the test
+//! clock. Thin: the route service decides and commits.
+
+use super::error::{HttpError, HttpResult};
+use super::json::JsonBody;
+use super::AppState;
+use crate::routes::{
+    ActionRequest, ClaimRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport,
+    RouteError,
+};
+use crate::store::RouteFilter;
+use app::api::ApiError;
+use app::policy::{FieldError, FieldErrorCode};
+use app::route::{Attempt, Dispatch, RouteSnapshot};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio_stream::wrappers::ReceiverStream;
+
+impl From<RouteError> for HttpError {
+    fn from(e: RouteError) -> Self {
+        match e {
+            RouteError::NotFound(what) => HttpError::NotFound(format!("The {what}")),
+            RouteError::Invalid(errors) => HttpError::Invalid(errors),
+            RouteError::Malformed(m) => HttpError::Malformed(m),
+            RouteError::Stale(route) => HttpError::StaleRoute(route),
+            RouteError::InvalidAction { message, route } => {
+                HttpError::InvalidAction(message, route)
+            }
+            RouteError::Conflict(m) => HttpError::Conflict("conflict".into(), m),
+            RouteError::ProfileUnusable(m) => HttpError::Conflict("profile_unusable".into(), m),
+            RouteError::Corrupt(m) => HttpError::Internal(m),
+            RouteError::Store(s) => s.into(),
+        }
+    }
+}
+
+/// Reads a typed body; a field of the wrong shape is a 422 naming it.
+pub fn typed<T: DeserializeOwned>(body: serde_json::Value) -> HttpResult<T> {
+    serde_path_to_error::deserialize(body).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let code = if inner.starts_with("missing field") {
+            FieldErrorCode::Required
+        } else if inner.starts_with("unknown field") {
+            FieldErrorCode::UnknownField
+        } else if inner.starts_with("invalid type") {
+            FieldErrorCode::InvalidType
+        } else {
+            FieldErrorCode::InvalidValue
+        };
+        // Missing fields are reported at the object; name the field itself.
+        let field = match (code, inner.split('`').nth(1)) {
+            (FieldErrorCode::Required | FieldErrorCode::UnknownField, Some(name))
+                if path == "." =>
+            {
+                name.to_string()
+            }
+            (FieldErrorCode::Required | FieldErrorCode::UnknownField, Some(name)) => {
+                format!("{path}.{name}")
+            }
+            _ => path,
+        };
+        HttpError::Invalid(vec![FieldError::new(field, code, inner)])
+    })
+}
+
+/// Open a route for a dynamic profile, at its first candidate.
+#[utoipa::path(post, path = "/api/v1/routes", tag = "routes", request_body = CreateRoute,
+    responses((status = 201, body = RouteSnapshot), (status = 404, body = ApiError),
+              (status = 409, body = ApiError), (status = 422, body = ApiError)))]
+pub async fn create(
+    State(s): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<(StatusCode, Json<RouteSnapshot>)> {
+    let req: CreateRoute = typed(body)?;
+    Ok((StatusCode::CREATED, Json(s.routes.create(req).await?)))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct ListQuery {
+    pub profile_id: Option<String>,
+    /// A route state, e.g. `retry_wait`.
+    pub state: Option<String>,
+    /// `kanban`, `workflow`, `utility` or `office`.
+    pub caller_kind: Option<String>,
+    /// At most this many (default 100, at most 1000), most recently updated first.
+    pub limit: Option<i64>,
+}
+
+/// List routes, most recently updated first.
+#[utoipa::path(get, path = "/api/v1/routes", tag = "routes", params(ListQuery),
+    responses((status = 200, body = [RouteSnapshot])))]
+pub async fn list(
+    State(s): State<AppState>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+) -> HttpResult<Json<Vec<RouteSnapshot>>> {
+    let Query(q) = query.map_err(|e| HttpError::Malformed(format!("Bad query string: {e}")))?;
+    if let Some(state) = &q.state {
+        if app::route::RouteState::parse(state).is_none() {
+            return Err(HttpError::Invalid(vec![FieldError::new(
+                "state",
+                FieldErrorCode::InvalidValue,
+                format!("`{state}` is not a route state"),
+            )]));
+        }
+    }
+    let filter = RouteFilter {
+        profile_id: q.profile_id,
+        state: q.state,
+        caller_kind: q.caller_kind,
+        limit: q.limit.unwrap_or(100).clamp(1, 1000),
+    };
+    Ok(Json(s.routes.list(filter).await?))
+}
+
+/// One route's authoritative snapshot.
+#[utoipa::path(get, path = "/api/v1/routes/{id}", tag = "routes", params(("id" = String, Path)),
+    responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
+pub async fn get(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<RouteSnapshot>> {
+    Ok(Json(s.routes.get(&id).await?))
+}
+
+/// A route's append-only attempt history, newest first.
+#[utoipa::path(get, path = "/api/v1/routes/{id}/attempts", tag = "routes", params(("id" = String, Path)),
+    responses((status = 200, body = [Attempt]), (status = 404, body = ApiError)))]
+pub async fn attempts(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<Vec<Attempt>>> {
+    Ok(Json(s.routes.attempts(&id).await?))
+}
+
+/// Report a failure: an evidence envelope naming the route's generation,
+/// invocation and prompt generation. Answers the classification, the
+/// decision and the route. Stale evidence changes nothing.
+#[utoipa::path(post, path = "/api/v1/routes/{id}/failures", tag = "routes", params(("id" = String, Path)),
+    request_body(content = Object, description = "An evidence envelope (see DESIGN.md)"),
+    responses((status = 200, body = FailureAnswer), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
+pub async fn failures(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<Json<FailureAnswer>> {
+    Ok(Json(s.routes.report_failure(&id, &body).await?))
+}
+
+/// Report output or tool activity of the current invocation.
+#[utoipa::path(post, path = "/api/v1/routes/{id}/effects", tag = "routes", params(("id" = String, Path)),
+    request_body = EffectReport, responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
+pub async fn effects(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<Json<RouteSnapshot>> {
+    let report: EffectReport = typed(body)?;
+    Ok(Json(s.routes.report_effect(&id, report).await?))
+}
+
+/// Report that the current invocation succeeded.
+#[utoipa::path(post, path = "/api/v1/routes/{id}/success", tag = "routes", params(("id" = String, Path)),
+    request_body = InvocationReport,
+    responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError)))]
+pub async fn success(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<Json<RouteSnapshot>> {
+    let report: InvocationReport = typed(body)?;
+    Ok(Json(s.routes.report_success(&id, report).await?))
+}
+
+/// `retry_now`, `skip_now`, `cancel` or `stop`, with the generation the
+/// caller saw. A stale generation answers 409 with the route; `cancel` and
+/// `stop` of a stopped route answer 200 with it.
+#[utoipa::path(post, path = "/api/v1/routes/{id}/actions", tag = "routes", params(("id" = String, Path)),
+    request_body = ActionRequest,
+    responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError), (status = 422, body = ApiError)))]
+pub async fn actions(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<Json<RouteSnapshot>> {
+    let req: ActionRequest = typed(body)?;
+    Ok(Json(s.routes.act(&id, req).await?))
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ClaimAnswer {
+    pub dispatches: Vec<Dispatch>,
+}
+
+/// Claim due dispatches with a lease; waits up to `wait_seconds` when none is due.
+#[utoipa::path(post, path = "/api/v1/dispatches/claim", tag = "dispatches", request_body = ClaimRequest,
+    responses((status = 200, body = ClaimAnswer), (status = 422, body = ApiError)))]
+pub async fn claim(
+    State(s): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<Json<ClaimAnswer>> {
+    let req: ClaimRequest = typed(body)?;
+    Ok(Json(ClaimAnswer {
+        dispatches: s.routes.claim(req).await?,
+    }))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AckRequest {
+    pub generation: i64,
+}
+
+/// Acknowledge that a claimed dispatch's prompt was delivered.
+#[utoipa::path(post, path = "/api/v1/dispatches/{id}/ack", tag = "dispatches", params(("id" = String, Path)),
+    request_body = AckRequest,
+    responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
+pub async fn ack(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<Json<RouteSnapshot>> {
+    let req: AckRequest = typed(body)?;
+    Ok(Json(s.routes.acknowledge(&id, req.generation).await?))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct EventsQuery {
+    /// Only this route's events.
+    pub route_id: Option<String>,
+    /// Resume after this event id (the `Last-Event-ID` header wins).
+    pub after: Option<i64>,
+}
+
+/// Server-sent events: every committed transition, with ids; reconnect with
+/// `Last-Event-ID` to resume without gaps. Without either, starts from now.
+#[utoipa::path(get, path = "/api/v1/events", tag = "routes", params(EventsQuery),
+    responses((status = 200, description = "text/event-stream of RouteEvent payloads")))]
+pub async fn events(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+) -> HttpResult<Sse<impl futures::Stream<Item = Result<Event, Infallible>>>> {
+    let Query(q) = query.map_err(|e| HttpError::Malformed(format!("Bad query string: {e}")))?;
+    let header = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.trim()
+                .parse::<i64>()
+                .map_err(|_| HttpError::Malformed("Last-Event-ID must be a number".into()))
+        })
+        .transpose()?;
+    let mut last = match header.or(q.after) {
+        Some(id) => id,
+        None => s.store.last_event_id().await?,
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let store = s.store.clone();
+    let signals = s.routes.signals().clone();
+    let mut wake = signals.events.subscribe();
+    tokio::spawn(async move {
+        loop {
+            let batch = match store.events_after(last, q.route_id.as_deref(), 200).await {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!(error = %e, "event stream read failed");
+                    Vec::new()
+                }
+            };
+            for e in &batch {
+                last = e.id;
+                let payload = format!(
+                    "{{\"id\":{},\"kind\":{},\"route\":{}}}",
+                    e.id,
+                    serde_json::Value::from(e.kind.as_str()),
+                    e.payload
+                );
+                let event = Event::default()
+                    .id(e.id.to_string())
+                    .event(e.kind.clone())
+                    .data(payload);
+                if tx.send(Ok(event)).await.is_err() {
+                    return;
+                }
+            }
+            if batch.len() == 200 {
+                continue;
+            }
+            tokio::select! {
+                r = wake.recv() => {
+                    if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }
+                }
+                _ = tx.closed() => return,
+                _ = signals.shutdown.cancelled() => return,
+                // Events committed by another process sharing the database.
+                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+            }
+        }
+    });
+    Ok(Sse::new(ReceiverStream::new(rx))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdvanceClock {
+    pub advance_seconds: f64,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ClockAnswer {
+    pub now: chrono::DateTime<chrono::Utc>,
+    /// Schedules that fired because of this advance.
+    pub fired: usize,
+}
+
+/// Move the clock forward (only with `serve --test-clock`), then fire
+/// everything due before answering.
+#[utoipa::path(post, path = "/api/v1/test/clock", tag = "test", request_body = AdvanceClock,
+    responses((status = 200, body = ClockAnswer), (status = 403, body = ApiError)))]
+pub async fn advance_clock(
+    State(s): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> HttpResult<Json<ClockAnswer>> {
+    if !s.test_clock {
+        return Err(HttpError::Forbidden(
+            "The test clock is not enabled; start the server with --test-clock (tests only)."
+                .into(),
+        ));
+    }
+    let req: AdvanceClock = typed(body)?;
+    if !req.advance_seconds.is_finite() || !(0.0..=31_536_000.0).contains(&req.advance_seconds) {
+        return Err(HttpError::Invalid(vec![FieldError::out_of_range(
+            "advance_seconds",
+            "advance (seconds)",
+            0,
+            31_536_000,
+        )]));
+    }
+    s.clock.advance(chrono::Duration::milliseconds(
+        (req.advance_seconds * 1000.0) as i64,
+    ));
+    let fired = s.routes.fire_due().await?;
+    Ok(Json(ClockAnswer {
+        now: s.clock.now(),
+        fired,
+    }))
+}

@@ -1,0 +1,152 @@
+//! SPEC.md's route state table, and nothing else. Every transition the route
+//! service commits is first checked here; a trigger the table does not allow
+//! in the current state is refused.
+//!
+//! The table leaves three necessary steps implicit; they are spelled out here:
+//! - `switching` ends when the caller acknowledges the switch dispatch
+//!   (→ `active` on the new candidate). A failure reported for the switch's
+//!   invocation before its acknowledgement proves delivery and is evaluated
+//!   as from `active`.
+//! - From `action_required`, `retry_now` (→ `retrying`, same candidate) and
+//!   `skip_now` (→ `switching`) start a new route cycle; `cancel` and `stop`
+//!   leave it as it is (idempotent).
+//! - `retry_now` while waiting fires the pending attempt early (→ `retrying`).
+
+use app::route::RouteState;
+
+/// What the route is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// A current, classified, effect-safe failure and the decision it led to.
+    Failure(Outcome),
+    /// The pending deadline was reached with the generation still current.
+    Deadline,
+    RetryNow,
+    SkipNow,
+    Cancel,
+    Stop,
+    Success,
+    /// The caller acknowledged delivery of a switch dispatch.
+    SwitchAcknowledged,
+    /// A claimed dispatch was never acknowledged (lease expired or restart).
+    AmbiguousDispatch,
+}
+
+/// Where a failure decision leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    WaitForReset,
+    Retry,
+    /// Recovery exhausted with `skip` and another candidate is eligible.
+    Switch,
+    /// Recovery exhausted with `stop`, no eligible candidate, or the failure
+    /// was unsafe, unclassified or not the provider's.
+    ManualRecovery,
+}
+
+/// The next state, or `None` when the table does not allow the trigger.
+pub fn next(state: RouteState, trigger: Trigger) -> Option<RouteState> {
+    use RouteState::*;
+    use Trigger::*;
+    let failing = matches!(state, Active | Retrying | Switching);
+    let waiting = matches!(state, WaitingForReset | RetryWait);
+    Some(match (state, trigger) {
+        (_, Failure(o)) if failing => match o {
+            Outcome::WaitForReset => WaitingForReset,
+            Outcome::Retry => RetryWait,
+            Outcome::Switch => Switching,
+            Outcome::ManualRecovery => ActionRequired,
+        },
+        (_, Deadline) if waiting => Retrying,
+        (_, RetryNow) if waiting => Retrying,
+        (_, SkipNow) if waiting => Switching,
+        (_, Cancel | Stop) if waiting => ActionRequired,
+        (Retrying | Active | Switching, Success) => Active,
+        (Switching, SwitchAcknowledged) => Active,
+        (Retrying | Switching, AmbiguousDispatch) => ActionRequired,
+        (ActionRequired, RetryNow) => Retrying,
+        (ActionRequired, SkipNow) => Switching,
+        (ActionRequired, Cancel | Stop) => ActionRequired,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RouteState::*;
+
+    /// Every row of SPEC.md's state table.
+    #[test]
+    fn spec_state_table() {
+        let rows: &[(RouteState, Trigger, RouteState)] = &[
+            (
+                Active,
+                Trigger::Failure(Outcome::WaitForReset),
+                WaitingForReset,
+            ),
+            (Active, Trigger::Failure(Outcome::Retry), RetryWait),
+            (Active, Trigger::Failure(Outcome::Switch), Switching),
+            (
+                Active,
+                Trigger::Failure(Outcome::ManualRecovery),
+                ActionRequired,
+            ),
+            (WaitingForReset, Trigger::Deadline, Retrying),
+            (RetryWait, Trigger::Deadline, Retrying),
+            (WaitingForReset, Trigger::SkipNow, Switching),
+            (RetryWait, Trigger::SkipNow, Switching),
+            (WaitingForReset, Trigger::Cancel, ActionRequired),
+            (WaitingForReset, Trigger::Stop, ActionRequired),
+            (RetryWait, Trigger::Cancel, ActionRequired),
+            (RetryWait, Trigger::Stop, ActionRequired),
+            (Retrying, Trigger::Success, Active),
+            (
+                Retrying,
+                Trigger::Failure(Outcome::WaitForReset),
+                WaitingForReset,
+            ),
+            (Retrying, Trigger::Failure(Outcome::Retry), RetryWait),
+            (Retrying, Trigger::Failure(Outcome::Switch), Switching),
+            (
+                Retrying,
+                Trigger::Failure(Outcome::ManualRecovery),
+                ActionRequired,
+            ),
+        ];
+        for (from, trigger, to) in rows {
+            assert_eq!(next(*from, *trigger), Some(*to), "{from} + {trigger:?}");
+        }
+    }
+
+    #[test]
+    fn nothing_else_moves_a_waiting_or_finished_route() {
+        for state in [WaitingForReset, RetryWait] {
+            assert_eq!(next(state, Trigger::Failure(Outcome::Retry)), None);
+            assert_eq!(next(state, Trigger::Success), None);
+            assert_eq!(next(state, Trigger::SwitchAcknowledged), None);
+        }
+        for state in [Completed, Cancelled] {
+            for t in [
+                Trigger::Deadline,
+                Trigger::RetryNow,
+                Trigger::SkipNow,
+                Trigger::Cancel,
+                Trigger::Success,
+            ] {
+                assert_eq!(next(state, t), None);
+            }
+        }
+        assert_eq!(next(Active, Trigger::Deadline), None);
+        assert_eq!(next(Active, Trigger::Cancel), None);
+        assert_eq!(next(Retrying, Trigger::SkipNow), None);
+    }
+
+    #[test]
+    fn manual_recovery_can_start_a_new_cycle_and_stays_put_otherwise() {
+        assert_eq!(next(ActionRequired, Trigger::RetryNow), Some(Retrying));
+        assert_eq!(next(ActionRequired, Trigger::SkipNow), Some(Switching));
+        assert_eq!(next(ActionRequired, Trigger::Cancel), Some(ActionRequired));
+        assert_eq!(next(ActionRequired, Trigger::Failure(Outcome::Retry)), None);
+    }
+}

@@ -1,0 +1,319 @@
+//! The typed route the service works with, and its conversion to and from
+//! the stored row and the wire snapshot.
+
+use crate::store::{AttemptRow, DispatchRow, RouteRow};
+use app::policy::{ErrorClass, PolicyClass};
+use app::profile::{Candidate, Profile};
+use app::route::{
+    Attempt, Caller, CallerKind, CandidateRef, Dispatch, DispatchReason, LastFailure, Pending,
+    RouteSnapshot, RouteState,
+};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use crate::clock::from_ms;
+
+/// Per-cycle bookkeeping: what the current route cycle has used up.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Memory {
+    /// Candidates skipped in this cycle.
+    pub excluded: Vec<String>,
+    /// `candidate/class` pairs that already waited for a reset this cycle.
+    pub reset_used: Vec<String>,
+    /// Retries used per `candidate/class` this cycle.
+    pub retries: BTreeMap<String, u32>,
+}
+
+impl Memory {
+    pub fn key(candidate_id: &str, class: PolicyClass) -> String {
+        format!("{candidate_id}/{class}")
+    }
+
+    pub fn usage(&self, candidate_id: &str, class: PolicyClass) -> crate::recovery::Usage {
+        let key = Memory::key(candidate_id, class);
+        crate::recovery::Usage {
+            retries_used: self.retries.get(&key).copied().unwrap_or(0),
+            reset_used: self.reset_used.contains(&key),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub id: String,
+    pub profile_id: String,
+    pub caller: Caller,
+    pub state: RouteState,
+    pub generation: i64,
+    pub cycle: i64,
+    pub candidate: CandidateRef,
+    pub invocation_id: String,
+    pub prompt_generation: i64,
+    pub effects: i64,
+    pub provider_session_id: Option<String>,
+    pub memory: Memory,
+    pub pending: Option<Pending>,
+    pub last_failure: Option<LastFailure>,
+    pub reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("route parts always serialise")
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(what: &str, text: &str) -> Result<T, String> {
+    serde_json::from_str(text).map_err(|e| format!("stored route {what} is corrupt: {e}"))
+}
+
+impl Route {
+    pub fn from_row(r: RouteRow) -> Result<Route, String> {
+        Ok(Route {
+            caller: Caller {
+                kind: CallerKind::parse(&r.caller_kind).ok_or("stored caller kind is unknown")?,
+                reference: r.caller_ref,
+            },
+            state: RouteState::parse(&r.state).ok_or("stored route state is unknown")?,
+            generation: r.generation,
+            cycle: r.cycle,
+            candidate: CandidateRef {
+                index: r.candidate_index.max(0) as usize,
+                id: r.candidate_id,
+                label: r.candidate_label,
+            },
+            invocation_id: r.invocation_id,
+            prompt_generation: r.prompt_generation,
+            effects: r.effects,
+            provider_session_id: r.provider_session_id,
+            memory: parse("memory", &r.memory)?,
+            pending: r
+                .pending
+                .as_deref()
+                .map(|p| parse("pending", p))
+                .transpose()?,
+            last_failure: r
+                .last_failure
+                .as_deref()
+                .map(|p| parse("last failure", p))
+                .transpose()?,
+            reason: r.reason,
+            created_at: from_ms(r.created_at),
+            updated_at: from_ms(r.updated_at),
+            id: r.id,
+            profile_id: r.profile_id,
+        })
+    }
+
+    pub fn to_row(&self) -> RouteRow {
+        RouteRow {
+            id: self.id.clone(),
+            profile_id: self.profile_id.clone(),
+            caller_kind: self.caller.kind.as_str().into(),
+            caller_ref: self.caller.reference.clone(),
+            state: self.state.as_str().into(),
+            generation: self.generation,
+            cycle: self.cycle,
+            candidate_index: self.candidate.index as i64,
+            candidate_id: self.candidate.id.clone(),
+            candidate_label: self.candidate.label.clone(),
+            invocation_id: self.invocation_id.clone(),
+            prompt_generation: self.prompt_generation,
+            effects: self.effects,
+            provider_session_id: self.provider_session_id.clone(),
+            memory: json(&self.memory),
+            pending: self.pending.as_ref().map(json),
+            last_failure: self.last_failure.as_ref().map(json),
+            reason: self.reason.clone(),
+            created_at: self.created_at.timestamp_millis(),
+            updated_at: self.updated_at.timestamp_millis(),
+        }
+    }
+
+    pub fn snapshot(&self, server_time: DateTime<Utc>) -> RouteSnapshot {
+        RouteSnapshot {
+            id: self.id.clone(),
+            profile_id: self.profile_id.clone(),
+            caller: self.caller.clone(),
+            state: self.state,
+            generation: self.generation,
+            cycle: self.cycle,
+            candidate: self.candidate.clone(),
+            invocation_id: self.invocation_id.clone(),
+            prompt_generation: self.prompt_generation,
+            pending: self.pending.clone(),
+            last_failure: self.last_failure.clone(),
+            reason: self.reason.clone(),
+            excluded: self.memory.excluded.clone(),
+            updated_at: self.updated_at,
+            server_time,
+        }
+    }
+
+    /// Points the route at `candidate` with a fresh invocation.
+    pub fn move_to(&mut self, index: usize, candidate: &Candidate) {
+        self.candidate = CandidateRef {
+            index,
+            id: candidate.id.clone(),
+            label: candidate.label.clone(),
+        };
+        self.new_invocation();
+    }
+
+    /// A fresh invocation id for the next prompt delivery; effects seen on
+    /// the previous one no longer count.
+    pub fn new_invocation(&mut self) {
+        self.invocation_id = new_invocation_id(self.caller.kind);
+        self.effects = 0;
+        self.provider_session_id = None;
+    }
+
+    /// A new route cycle: exclusions, reset waits and retry budgets reset.
+    pub fn new_cycle(&mut self) {
+        self.cycle += 1;
+        self.memory = Memory::default();
+    }
+
+    /// A dispatch telling the caller to deliver the prompt now.
+    pub fn dispatch(&self, reason: DispatchReason, now: DateTime<Utc>) -> DispatchRow {
+        DispatchRow {
+            id: new_id("d"),
+            route_id: self.id.clone(),
+            generation: self.generation,
+            invocation_id: self.invocation_id.clone(),
+            prompt_generation: self.prompt_generation,
+            candidate_index: self.candidate.index as i64,
+            candidate_id: self.candidate.id.clone(),
+            candidate_label: self.candidate.label.clone(),
+            caller_kind: self.caller.kind.as_str().into(),
+            reason: reason.as_str().into(),
+            state: "pending".into(),
+            lease_until: None,
+            created_at: now.timestamp_millis(),
+            claimed_at: None,
+            acked_at: None,
+        }
+    }
+}
+
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Utility calls get a routing invocation id of their own kind, so their
+/// reports can never be confused with an interactive session's.
+pub fn new_invocation_id(kind: CallerKind) -> String {
+    new_id(match kind {
+        CallerKind::Utility => "utility",
+        _ => "inv",
+    })
+}
+
+/// The next candidate after `current_id` (wrapping) that this cycle has not
+/// excluded.
+pub fn next_eligible<'a>(
+    profile: &'a Profile,
+    current_id: &str,
+    excluded: &[String],
+) -> Option<(usize, &'a Candidate)> {
+    let n = profile.candidates.len();
+    let start = profile.candidates.iter().position(|c| c.id == current_id);
+    (1..=n)
+        .map(|offset| match start {
+            Some(s) => (s + offset) % n,
+            None => offset - 1,
+        })
+        .map(|i| (i, &profile.candidates[i]))
+        .find(|(_, c)| c.id != current_id && !excluded.contains(&c.id))
+}
+
+pub fn dispatch_to_wire(d: &DispatchRow) -> Dispatch {
+    Dispatch {
+        id: d.id.clone(),
+        route_id: d.route_id.clone(),
+        generation: d.generation,
+        invocation_id: d.invocation_id.clone(),
+        prompt_generation: d.prompt_generation,
+        candidate: CandidateRef {
+            index: d.candidate_index.max(0) as usize,
+            id: d.candidate_id.clone(),
+            label: d.candidate_label.clone(),
+        },
+        reason: DispatchReason::parse(&d.reason).unwrap_or(DispatchReason::Retry),
+        lease_until: d.lease_until.map(from_ms),
+    }
+}
+
+pub fn attempt_to_wire(a: &AttemptRow) -> Attempt {
+    Attempt {
+        seq: a.seq,
+        generation: a.generation,
+        cycle: a.cycle,
+        candidate: CandidateRef {
+            index: a.candidate_index.max(0) as usize,
+            id: a.candidate_id.clone(),
+            label: a.candidate_label.clone(),
+        },
+        invocation_id: a.invocation_id.clone(),
+        code: a.code.clone(),
+        class: ErrorClass::parse(&a.class).unwrap_or(ErrorClass::Unclassified),
+        catalogue_version: a.catalogue_version.clone(),
+        classifier_rule: a.classifier_rule.clone(),
+        safe_excerpt: a.safe_excerpt.clone(),
+        policy: serde_json::from_str(&a.policy).unwrap_or(serde_json::Value::Null),
+        decision: a.decision.clone(),
+        retry_ordinal: a.retry_ordinal.max(0) as u32,
+        deadline: a.deadline.map(from_ms),
+        outcome: a.outcome.clone(),
+        created_at: from_ms(a.created_at),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use app::policy::CandidatePolicy;
+
+    fn profile(ids: &[&str]) -> Profile {
+        Profile {
+            id: "p".into(),
+            name: "p".into(),
+            revision: 1,
+            candidates: ids
+                .iter()
+                .map(|id| Candidate {
+                    id: id.to_string(),
+                    label: id.to_uppercase(),
+                    agent: "a".into(),
+                    provider_id: String::new(),
+                    model_id: String::new(),
+                    profile_ref: String::new(),
+                    policy: CandidatePolicy::default(),
+                })
+                .collect(),
+            configuration_error: None,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+        }
+    }
+
+    #[test]
+    fn next_eligible_wraps_and_skips_exclusions() {
+        let p = profile(&["a", "b", "c"]);
+        let ex = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(next_eligible(&p, "a", &ex(&["a"])).map(|(i, _)| i), Some(1));
+        assert_eq!(next_eligible(&p, "c", &ex(&["c"])).map(|(i, _)| i), Some(0));
+        assert_eq!(
+            next_eligible(&p, "b", &ex(&["a", "b"])).map(|(i, _)| i),
+            Some(2)
+        );
+        assert_eq!(next_eligible(&p, "c", &ex(&["a", "b", "c"])), None);
+        assert_eq!(
+            next_eligible(&profile(&["solo"]), "solo", &ex(&["solo"])),
+            None
+        );
+        // A candidate removed from the profile: start from the top.
+        assert_eq!(next_eligible(&p, "gone", &ex(&[])).map(|(i, _)| i), Some(0));
+    }
+}

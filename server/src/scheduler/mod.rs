@@ -1,0 +1,110 @@
+//! Durable timers. Schedules are rows with a UTC deadline, written in the
+//! same transaction as the transition that needs them; this loop only reads
+//! them. It sleeps until the earliest deadline, a new schedule, a move of
+//! the test clock, or shutdown — and never longer than [`POLL`], so a
+//! schedule written by another process is found too. Firing goes through
+//! the route service, fenced by the schedule's generation.
+//!
+//! Restart reconciliation: armed schedules need nothing (they are rows, so
+//! the loop picks them up); pending dispatches stay claimable (they were
+//! provably never handed out); claimed but unacknowledged dispatches are
+//! ambiguous and their routes stop for a person.
+
+use crate::routes::Routes;
+use std::time::Duration;
+use tokio::sync::{broadcast, Notify};
+use tokio_util::sync::CancellationToken;
+
+/// The longest the loop sleeps without looking at the database.
+pub const POLL: Duration = Duration::from_secs(1);
+
+/// How often expired dispatch leases are looked for.
+const LEASE_CHECK: Duration = Duration::from_secs(1);
+
+/// In-process wake-ups, sent only after a commit.
+pub struct Signals {
+    /// A schedule was armed.
+    pub schedules: Notify,
+    /// A dispatch became claimable.
+    pub dispatches: Notify,
+    /// A committed event's id.
+    pub events: broadcast::Sender<i64>,
+    /// Stops the loop, long polls and event streams.
+    pub shutdown: CancellationToken,
+}
+
+impl Signals {
+    pub fn new() -> Signals {
+        Signals {
+            schedules: Notify::new(),
+            dispatches: Notify::new(),
+            events: broadcast::channel(1024).0,
+            shutdown: CancellationToken::new(),
+        }
+    }
+}
+
+impl Default for Signals {
+    fn default() -> Self {
+        Signals::new()
+    }
+}
+
+/// Restart reconciliation; answers how many routes stopped as ambiguous.
+pub async fn reconcile(routes: &Routes) -> crate::routes::Result<usize> {
+    let stopped = routes.stop_ambiguous(None).await?;
+    if stopped > 0 {
+        tracing::warn!(
+            stopped,
+            "claimed but unacknowledged dispatches found at start-up: their routes need a person"
+        );
+    }
+    routes.fire_due().await?;
+    Ok(stopped)
+}
+
+/// The timer loop; returns when `signals.shutdown` is cancelled.
+pub async fn run(routes: Routes, store: crate::store::DynStore) {
+    let signals = routes.signals().clone();
+    let clock = routes.clock().clone();
+    let mut clock_moved = clock.subscribe();
+    let mut last_lease_check = tokio::time::Instant::now() - LEASE_CHECK;
+    loop {
+        if signals.shutdown.is_cancelled() {
+            break;
+        }
+        // Register interest before looking, so a schedule committed while
+        // we look still wakes us.
+        let armed = signals.schedules.notified();
+        tokio::pin!(armed);
+        armed.as_mut().enable();
+
+        if let Err(e) = routes.fire_due().await {
+            tracing::error!(error = %e, "firing due schedules failed; will retry");
+        }
+        if last_lease_check.elapsed() >= LEASE_CHECK {
+            last_lease_check = tokio::time::Instant::now();
+            if let Err(e) = routes.stop_ambiguous(Some(clock.now())).await {
+                tracing::error!(error = %e, "checking dispatch leases failed; will retry");
+            }
+        }
+        let sleep = match store.next_deadline().await {
+            Ok(Some(deadline)) => {
+                let ms = (deadline - clock.now_ms()).max(0) as u64;
+                Duration::from_millis(ms).min(POLL)
+            }
+            Ok(None) => POLL,
+            Err(e) => {
+                tracing::error!(error = %e, "reading the next deadline failed; will retry");
+                POLL
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(sleep) => {}
+            _ = &mut armed => {}
+            _ = clock_moved.changed() => {}
+            _ = signals.shutdown.cancelled() => break,
+        }
+    }
+    tracing::info!("scheduler stopped");
+}

@@ -1,0 +1,132 @@
+//! Row types for routes, attempts, schedules, dispatches and events, and
+//! [`Commit`]: everything one route transition writes, applied by the store
+//! in a single transaction fenced by the route's generation.
+
+/// A route row; `memory`, `pending` and `last_failure` are JSON text.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RouteRow {
+    pub id: String,
+    pub profile_id: String,
+    pub caller_kind: String,
+    pub caller_ref: String,
+    pub state: String,
+    pub generation: i64,
+    pub cycle: i64,
+    pub candidate_index: i64,
+    pub candidate_id: String,
+    pub candidate_label: String,
+    pub invocation_id: String,
+    pub prompt_generation: i64,
+    pub effects: i64,
+    pub provider_session_id: Option<String>,
+    pub memory: String,
+    pub pending: Option<String>,
+    pub last_failure: Option<String>,
+    pub reason: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AttemptRow {
+    pub route_id: String,
+    pub seq: i64,
+    pub generation: i64,
+    pub cycle: i64,
+    pub candidate_index: i64,
+    pub candidate_id: String,
+    pub candidate_label: String,
+    pub invocation_id: String,
+    pub code: String,
+    pub class: String,
+    pub catalogue_version: String,
+    pub classifier_rule: String,
+    pub safe_excerpt: String,
+    pub policy: String,
+    pub decision: String,
+    pub retry_ordinal: i64,
+    pub deadline: Option<i64>,
+    pub outcome: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ScheduleRow {
+    pub id: String,
+    pub route_id: String,
+    pub generation: i64,
+    /// `retry` or `reset_wait`.
+    pub kind: String,
+    pub deadline: i64,
+    /// `armed`, `fired` or `void`.
+    pub state: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DispatchRow {
+    pub id: String,
+    pub route_id: String,
+    pub generation: i64,
+    pub invocation_id: String,
+    pub prompt_generation: i64,
+    pub candidate_index: i64,
+    pub candidate_id: String,
+    pub candidate_label: String,
+    pub caller_kind: String,
+    /// `retry`, `reset_retry` or `switch`.
+    pub reason: String,
+    /// `pending`, `claimed`, `acked` or `void`.
+    pub state: String,
+    pub lease_until: Option<i64>,
+    pub created_at: i64,
+    pub claimed_at: Option<i64>,
+    pub acked_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct EventRow {
+    pub id: i64,
+    pub route_id: String,
+    pub kind: String,
+    pub payload: String,
+    pub created_at: i64,
+}
+
+/// Everything one transition writes. The store applies it atomically:
+/// the route row is replaced only if its generation is still
+/// `expected_generation` (or inserted when that is `None`); armed schedules
+/// and unclaimed dispatches of older generations are voided; then the
+/// attempt, schedule, dispatch and event below are added.
+#[derive(Debug, Clone, Default)]
+pub struct Commit {
+    pub expected_generation: Option<i64>,
+    pub route: Option<RouteRow>,
+    pub attempt: Option<AttemptRow>,
+    pub schedule: Option<ScheduleRow>,
+    /// A schedule this transition consumes (must still be armed).
+    pub fire_schedule: Option<String>,
+    pub dispatch: Option<DispatchRow>,
+    /// A claimed dispatch this transition acknowledges (must still be claimed).
+    pub ack_dispatch: Option<(String, i64)>,
+    pub event_kind: String,
+    /// The event's payload (a route snapshot), without its id.
+    pub event_payload: String,
+}
+
+/// Filter for listing routes.
+#[derive(Debug, Clone, Default)]
+pub struct RouteFilter {
+    pub profile_id: Option<String>,
+    pub state: Option<String>,
+    pub caller_kind: Option<String>,
+    pub limit: i64,
+}
+
+/// Filter for claiming dispatches.
+#[derive(Debug, Clone, Default)]
+pub struct ClaimFilter {
+    pub route_id: Option<String>,
+    pub caller_kind: Option<String>,
+    pub limit: i64,
+}
