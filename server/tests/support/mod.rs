@@ -219,6 +219,13 @@ impl TestServer {
 }
 
 impl Api {
+    pub fn new(base: String) -> Api {
+        Api {
+            base,
+            client: reqwest::Client::new(),
+        }
+    }
+
     pub async fn call(
         &self,
         method: reqwest::Method,
@@ -353,4 +360,23 @@ pub fn usage_limit_in(seconds: i64) -> serde_json::Value {
         .timestamp();
     serde_json::json!([{"kind": "stderr", "lines": [format!("Claude AI usage limit reached|{}", start + seconds)]},
         {"kind": "process_exit", "exit_code": 1, "signal": null}])
+}
+
+/// The application's services over `store`, without an HTTP server or a
+/// timer loop: tests drive timers themselves.
+pub fn services(store: DynStore, clock: SharedClock) -> server::http::AppState {
+    server::http::AppState::new(&server::http::Setup {
+        store,
+        clock,
+        site_root: "target/site".into(),
+        max_body_bytes: 64 * 1024,
+        test_clock: true,
+    })
+}
+
+/// 2026-11-30T12:00:00Z, where every test clock starts.
+pub fn start_time() -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+        .unwrap()
+        .to_utc()
 }

@@ -1,0 +1,245 @@
+//! Races and faults: a timer, a manual action and a provider report on one
+//! route at once (1,000 rounds per engine), and writes that fail.
+
+mod support;
+
+use app::route::{Caller, CallerKind, RouteState};
+use serde_json::json;
+use server::clock::Clock;
+use server::routes::{Action, ActionRequest, CreateRoute, EffectReport};
+use support::{overloaded, policy, services, start_time, Engine, TestDb};
+
+const ROUNDS: usize = 1_000;
+
+async fn profile(state: &server::http::AppState) -> String {
+    let p = state
+        .profiles
+        .create(&json!({"name": "race", "candidates": [
+            {"label": "A", "agent": "a", "policy": {"version": 1, "transient": policy(3, 5, 0, "skip"), "hard": policy(0, 0, 0, "skip")}},
+            {"label": "B", "agent": "b"}
+        ]}))
+        .await
+        .unwrap();
+    p.id
+}
+
+fn failure(route: &app::route::RouteSnapshot) -> serde_json::Value {
+    json!({"generation": route.generation, "invocation_id": route.invocation_id,
+           "prompt_generation": route.prompt_generation, "items": overloaded()})
+}
+
+async fn timer_action_and_report_race(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let clock = Clock::manual(start_time());
+    let state = services(db.store.clone(), clock.clone());
+    let routes = state.routes.clone();
+    let profile_id = profile(&state).await;
+    let mut wins = [0usize; 3];
+    for round in 0..ROUNDS {
+        let route = routes
+            .create(CreateRoute {
+                profile_id: profile_id.clone(),
+                caller: Caller {
+                    kind: CallerKind::Kanban,
+                    reference: format!("r{round}"),
+                },
+            })
+            .await
+            .unwrap();
+        let waiting = routes
+            .report_failure(&route.id, &failure(&route))
+            .await
+            .unwrap()
+            .route;
+        assert_eq!(waiting.state, RouteState::RetryWait);
+        let g = waiting.generation;
+        clock.advance(chrono::Duration::seconds(5));
+
+        // Three actors at once: the timer, a person, and the provider's
+        // late output for the failed invocation.
+        let (fired, acted, effect) = tokio::join!(
+            {
+                let routes = routes.clone();
+                async move { routes.fire_due().await }
+            },
+            {
+                let routes = routes.clone();
+                let id = route.id.clone();
+                async move {
+                    routes
+                        .act(
+                            &id,
+                            ActionRequest {
+                                action: Action::Cancel,
+                                expected_generation: g,
+                            },
+                        )
+                        .await
+                }
+            },
+            {
+                let routes = routes.clone();
+                let id = route.id.clone();
+                let report = EffectReport {
+                    generation: route.generation,
+                    invocation_id: route.invocation_id.clone(),
+                    prompt_generation: route.prompt_generation,
+                    kind: "agent_message_chunk".into(),
+                    provider_session_id: None,
+                };
+                async move { routes.report_effect(&id, report).await }
+            }
+        );
+        let fired = fired.unwrap();
+        let final_route = routes.get(&route.id).await.unwrap();
+        // Exactly one transition happened.
+        assert_eq!(
+            final_route.generation,
+            g + 1,
+            "round {round}: {final_route:?}"
+        );
+        let dispatches = db.store.list_dispatches(&route.id).await.unwrap();
+        let live: Vec<_> = dispatches.iter().filter(|d| d.state != "void").collect();
+        match final_route.state {
+            RouteState::Retrying => {
+                wins[0] += 1;
+                assert_eq!(fired, 1);
+                assert_eq!(live.len(), 1, "round {round}: exactly one dispatch");
+                assert!(acted.is_err(), "the action lost and was told so");
+            }
+            RouteState::ActionRequired => {
+                assert!(
+                    live.is_empty(),
+                    "round {round}: no dispatch after a stop: {live:?}"
+                );
+                match final_route.reason.as_deref() {
+                    Some("cancelled_by_user") => {
+                        wins[1] += 1;
+                        assert!(acted.is_ok());
+                    }
+                    Some("effect_after_failure") => {
+                        wins[2] += 1;
+                        assert!(effect.is_ok());
+                        // A cancel that arrives after the stop is the
+                        // idempotent no-op (200 with the stopped route).
+                        if let Ok(r) = &acted {
+                            assert_eq!(r.generation, g + 1);
+                        }
+                    }
+                    other => panic!("round {round}: unexpected reason {other:?}"),
+                }
+            }
+            other => panic!("round {round}: unexpected state {other}"),
+        }
+        // No schedule is left armed for the route.
+        let events = db
+            .store
+            .events_after(0, Some(&route.id), 100)
+            .await
+            .unwrap();
+        let generations: Vec<i64> = events
+            .iter()
+            .map(|e| {
+                serde_json::from_str::<serde_json::Value>(&e.payload).unwrap()["generation"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        assert!(
+            generations.windows(2).all(|w| w[0] < w[1]),
+            "round {round}: generations {generations:?}"
+        );
+    }
+    assert_eq!(db.store.count_schedules("armed").await.unwrap(), 0);
+    assert_eq!(wins.iter().sum::<usize>(), ROUNDS);
+    eprintln!(
+        "{engine:?}: timer won {}, cancel won {}, effect won {}",
+        wins[0], wins[1], wins[2]
+    );
+}
+
+/// A failed write (a read-only database) arms no timer and creates no dispatch.
+async fn failed_writes_schedule_nothing(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let clock = Clock::manual(start_time());
+    let state = services(db.store.clone(), clock.clone());
+    let profile_id = profile(&state).await;
+    let caller = Caller {
+        kind: CallerKind::Workflow,
+        reference: "w".into(),
+    };
+    let fresh = state
+        .routes
+        .create(CreateRoute {
+            profile_id: profile_id.clone(),
+            caller: caller.clone(),
+        })
+        .await
+        .unwrap();
+    let waiting = state
+        .routes
+        .create(CreateRoute { profile_id, caller })
+        .await
+        .unwrap();
+    let waiting = state
+        .routes
+        .report_failure(&waiting.id, &failure(&waiting))
+        .await
+        .unwrap()
+        .route;
+    assert_eq!(db.store.count_schedules("armed").await.unwrap(), 1);
+
+    let read_only = services(db.read_only_store().await, clock.clone());
+    // A failure report cannot be committed: nothing is scheduled.
+    let err = read_only
+        .routes
+        .report_failure(&fresh.id, &failure(&fresh))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            server::routes::RouteError::Store(server::store::StoreError::Unavailable(_))
+        ),
+        "{err:?}"
+    );
+    assert_eq!(db.store.count_schedules("armed").await.unwrap(), 1);
+    assert_eq!(
+        state.routes.get(&fresh.id).await.unwrap().state,
+        RouteState::Active
+    );
+    // A due timer cannot be committed: no dispatch, and it stays armed for later.
+    clock.advance(chrono::Duration::seconds(5));
+    assert!(read_only.routes.fire_due().await.is_err());
+    assert!(db
+        .store
+        .list_dispatches(&waiting.id)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(db.store.count_schedules("armed").await.unwrap(), 1);
+    assert_eq!(
+        state.routes.get(&waiting.id).await.unwrap().state,
+        RouteState::RetryWait
+    );
+    // Once the database is writable again, the timer fires exactly once.
+    assert_eq!(state.routes.fire_due().await.unwrap(), 1);
+    assert_eq!(state.routes.fire_due().await.unwrap(), 0);
+    assert_eq!(
+        db.store.list_dispatches(&waiting.id).await.unwrap().len(),
+        1
+    );
+}
+
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[tokio::test(flavor = "multi_thread", worker_threads = 4)] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
+        }
+        mod postgres {
+            $( #[tokio::test(flavor = "multi_thread", worker_threads = 4)] async fn $name() { super::$name(super::Engine::Postgres).await } )*
+        }
+    };
+}
+
+on_both_engines!(timer_action_and_report_race, failed_writes_schedule_nothing);
