@@ -191,6 +191,11 @@ async fn skip_advances_the_same_route(engine: Engine) {
     // A success starts a new cycle: the exclusion is lifted.
     api.advance(5.0).await;
     let route = api.deliver(&id).await;
+    api.post_ok(
+        &format!("/api/v1/routes/{id}/effects"),
+        json!({"generation": route["generation"], "invocation_id": route["invocation_id"], "prompt_generation": route["prompt_generation"], "kind": "agent_message_chunk"}),
+    )
+    .await;
     let ok = api
         .post_ok(
             &format!("/api/v1/routes/{id}/success"),
@@ -200,6 +205,13 @@ async fn skip_advances_the_same_route(engine: Engine) {
     assert_eq!(ok["state"], "active");
     assert_eq!(ok["excluded"], json!([]));
     assert_eq!(ok["cycle"], 2);
+    // The next prompt is a new invocation: its failures are judged afresh
+    // (the output of the succeeded one does not make them unsafe).
+    assert_ne!(ok["invocation_id"], route["invocation_id"]);
+    assert_eq!(ok["prompt_generation"], 2);
+    let answer = api.fail(&ok, overloaded()).await;
+    assert_eq!(answer["decision"]["kind"], "retry");
+    assert_eq!(answer["decision"]["retry_ordinal"], 1);
 }
 
 /// 5. No retry, no wait, stop: exhausted credits stop the route for a

@@ -630,8 +630,10 @@ impl Routes {
         ))
     }
 
-    /// The current invocation succeeded: the route is active again and a new
-    /// cycle begins (exclusions, reset waits and retry budgets reset).
+    /// The current invocation succeeded: the route is active again, a new
+    /// cycle begins (exclusions, reset waits and retry budgets reset), and
+    /// the next prompt is a new invocation (new id, prompt generation + 1),
+    /// which the answer names.
     pub async fn report_success(
         &self,
         id: &str,
@@ -653,6 +655,10 @@ impl Routes {
         next.pending = None;
         next.reason = None;
         next.new_cycle();
+        // The invocation is over: the next prompt is a new one, and effects
+        // of this one must not taint it.
+        next.new_invocation();
+        next.prompt_generation += 1;
         let mut commit = Commit::default();
         // Success proves the in-flight dispatch was delivered.
         if let Some(d) = self.claimed_dispatch(&route).await? {

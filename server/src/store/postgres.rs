@@ -28,6 +28,11 @@ impl PgStore {
     pub fn from_migrated_pool(pool: PgPool) -> PgStore {
         PgStore { pool }
     }
+
+    /// PostgreSQL handles concurrent writers itself (row locks).
+    pub(crate) async fn writer(&self) -> Option<()> {
+        None
+    }
 }
 
 impl_store!(

@@ -137,6 +137,7 @@ macro_rules! impl_store {
                 document: &str,
                 now_ms: i64,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
+                let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 let updated = sqlx::query(
                     "UPDATE profiles SET name = $1, document = $2, updated_at = $3,
@@ -191,6 +192,7 @@ macro_rules! impl_store {
                 id: &str,
                 expected_revision: Option<i64>,
             ) -> $crate::store::Result<()> {
+                let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 let current: Option<i64> =
                     sqlx::query_scalar("SELECT revision FROM profiles WHERE id = $1")
@@ -234,6 +236,7 @@ macro_rules! impl_store {
             async fn commit(&self, c: &$crate::store::Commit) -> $crate::store::Result<i64> {
                 use $crate::store::sql::{bind_route, ROUTE_COLUMNS};
                 use $crate::store::StoreError;
+                let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 let route = c.route.as_ref().ok_or_else(|| StoreError::Unavailable("commit without a route".into()))?;
                 match c.expected_generation {
@@ -457,6 +460,7 @@ macro_rules! impl_store {
             }
 
             async fn void_schedule(&self, id: &str) -> $crate::store::Result<()> {
+                let _writer = self.writer().await;
                 sqlx::query("UPDATE schedules SET state = 'void' WHERE id = $1 AND state = 'armed'")
                     .bind(id)
                     .execute(&self.pool)
@@ -487,6 +491,7 @@ macro_rules! impl_store {
                     $skip_locked,
                     $crate::store::sql::DISPATCH_COLUMNS
                 );
+                let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 let mut rows: Vec<$crate::store::DispatchRow> = sqlx::query_as(sql.as_str())
                     .bind(now_ms)

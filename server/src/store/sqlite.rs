@@ -8,6 +8,10 @@ use std::time::Duration;
 
 pub struct SqliteStore {
     pub(crate) pool: SqlitePool,
+    /// SQLite has one writer at a time. Queueing this process's write
+    /// transactions here, instead of in SQLite's busy handler (which sleeps
+    /// in growing steps), keeps commits back to back under load.
+    writer: tokio::sync::Mutex<()>,
 }
 
 impl SqliteStore {
@@ -35,7 +39,7 @@ impl SqliteStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
-        Ok(SqliteStore { pool })
+        Ok(SqliteStore::from_migrated_pool(pool))
     }
 }
 
@@ -43,7 +47,14 @@ impl SqliteStore {
     /// Wraps a pool whose database is already migrated (tests use this to
     /// open a read-only connection to an existing database).
     pub fn from_migrated_pool(pool: SqlitePool) -> SqliteStore {
-        SqliteStore { pool }
+        SqliteStore {
+            pool,
+            writer: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub(crate) async fn writer(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        Some(self.writer.lock().await)
     }
 }
 

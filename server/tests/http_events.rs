@@ -1,0 +1,167 @@
+//! The event stream, the test clock switch and metrics, over real HTTP.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::{overloaded, policy, Engine, TestServer};
+
+/// Reads server-sent events until `n` have arrived: (id, kind, data).
+async fn read_events(resp: &mut reqwest::Response, n: usize) -> Vec<(i64, String, Value)> {
+    let mut buf = String::new();
+    let mut out = Vec::new();
+    while out.len() < n {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), resp.chunk())
+            .await
+            .expect("an event within 10 s")
+            .unwrap()
+            .expect("stream still open");
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let (mut id, mut kind, mut data) = (None, String::new(), String::new());
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("id:") {
+                    id = v.trim().parse().ok();
+                } else if let Some(v) = line.strip_prefix("event:") {
+                    kind = v.trim().to_string();
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    data.push_str(v.trim_start());
+                }
+            }
+            if let Some(id) = id {
+                out.push((id, kind, serde_json::from_str(&data).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+async fn events_stream_and_resume(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let api = s.api();
+    let p = api
+        .profile(&[
+            ("Claude", policy(3, 5, 0, "skip"), policy(0, 0, 0, "skip")),
+            ("Codex", policy(0, 0, 0, "skip"), policy(0, 0, 0, "skip")),
+        ])
+        .await;
+    let route = api.route(&p, "kanban").await;
+    let id = route["id"].as_str().unwrap().to_string();
+    let client = reqwest::Client::new();
+    // From the beginning of this route's history.
+    let mut stream = client
+        .get(s.url(&format!("/api/v1/events?route_id={id}&after=0")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let first = read_events(&mut stream, 1).await;
+    assert_eq!(first[0].1, "route.created");
+    assert_eq!(first[0].2["route"]["id"], id.as_str());
+
+    let answer = api.fail(&route, overloaded()).await;
+    let live = read_events(&mut stream, 1).await;
+    assert_eq!(live[0].1, "route.failure");
+    let r = &live[0].2["route"];
+    assert_eq!(r["state"], "retry_wait");
+    assert_eq!(r["pending"]["retry_ordinal"], 1);
+    assert_eq!(r["pending"]["max_retries"], 3);
+    assert_eq!(r["pending"]["code"], "provider_overloaded");
+    assert_eq!(r["last_failure"]["safe_cause"], "Provider overloaded");
+    assert_eq!(r["generation"], answer["route"]["generation"]);
+    drop(stream);
+
+    // Two more transitions while nobody listens, then resume.
+    api.advance(5.0).await;
+    let waiting = api.snapshot(&id).await;
+    assert_eq!(waiting["state"], "retrying");
+    api.deliver(&id).await;
+    let mut resumed = client
+        .get(s.url(&format!("/api/v1/events?route_id={id}")))
+        .header("Last-Event-ID", live[0].0.to_string())
+        .send()
+        .await
+        .unwrap();
+    let missed = read_events(&mut resumed, 2).await;
+    assert_eq!(
+        missed.iter().map(|e| e.1.as_str()).collect::<Vec<_>>(),
+        ["route.fired", "route.dispatch_acked"]
+    );
+    assert!(missed[0].0 > live[0].0 && missed[1].0 > missed[0].0);
+
+    let bad = client
+        .get(s.url("/api/v1/events"))
+        .header("Last-Event-ID", "soon")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+}
+
+async fn test_clock_is_refused_unless_enabled(engine: Engine) {
+    let db = support::TestDb::new(engine).await;
+    let state = server::http::AppState::new(&server::http::Setup {
+        store: db.store.clone(),
+        clock: server::clock::Clock::system(),
+        site_root: "target/site".into(),
+        max_body_bytes: 1024,
+        test_clock: false,
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = server::http::router(state, 1024);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = support::Api::new(format!("http://{addr}"));
+    let (st, body) = api
+        .post("/api/v1/test/clock", json!({"advance_seconds": 60}))
+        .await;
+    assert_eq!(st, 403, "{body}");
+    assert_eq!(body["error"], "forbidden");
+}
+
+async fn metrics_and_catalogue(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let api = s.api();
+    let p = api
+        .profile(&[("Claude", policy(1, 5, 0, "skip"), policy(0, 0, 0, "skip"))])
+        .await;
+    let route = api.route(&p, "utility").await;
+    api.fail(&route, overloaded()).await;
+    let text = reqwest::get(s.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(text.contains("kandev_route_transitions_total"), "{text}");
+    let catalogue = api.get("/api/v1/catalogue").await;
+    assert!(catalogue["version"].as_str().is_some_and(|v| !v.is_empty()));
+    let codes = catalogue["codes"].as_array().unwrap();
+    assert!(codes
+        .iter()
+        .any(|c| c["code"] == "provider_overloaded" && c["class"] == "transient"));
+    let (st, body) = api
+        .post("/api/v1/test/clock", json!({"advance_seconds": -1}))
+        .await;
+    assert_eq!(
+        (st, body["errors"][0]["field"].as_str()),
+        (422, Some("advance_seconds"))
+    );
+}
+
+macro_rules! on_both_engines {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
+        }
+        mod postgres {
+            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Postgres).await } )*
+        }
+    };
+}
+
+on_both_engines!(
+    events_stream_and_resume,
+    test_clock_is_refused_unless_enabled,
+    metrics_and_catalogue
+);
