@@ -1,0 +1,110 @@
+//! Classifier throughput and latency over the public corpus, JSON parsing
+//! included: `cargo bench -p server --bench classify`.
+//!
+//! Criterion reports envelopes per second (throughput in elements). After
+//! it, a plain timing loop prints per-envelope latency percentiles (p50,
+//! p99, max), since criterion summarises iterations, not single calls.
+
+use chrono::{DateTime, Utc};
+use criterion::{black_box, criterion_group, Criterion, Throughput};
+use server::classify::{classify_at, fixtures, Catalogue, Evidence};
+use std::time::Instant;
+
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/corpus/public.jsonl"
+);
+
+/// Each envelope as the JSON line an adapter would send. Falls back to the
+/// catalogue fixtures when the corpus is not checked out.
+fn envelopes() -> Vec<String> {
+    match std::fs::read_to_string(CORPUS) {
+        Ok(text) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .map(|v| v["evidence"].to_string())
+            .collect(),
+        Err(_) => {
+            eprintln!("corpus not found at {CORPUS}; benchmarking the fixtures instead");
+            fixtures::builtin_fixtures()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| f.evidence.to_string())
+                .collect()
+        }
+    }
+}
+
+fn now() -> DateTime<Utc> {
+    "2026-11-30T12:00:00Z"
+        .parse()
+        .unwrap_or_else(|_| Utc::now())
+}
+
+fn classify_one(catalogue: &Catalogue, line: &str, now: DateTime<Utc>) -> usize {
+    match Evidence::from_json_str(line) {
+        Ok(ev) => classify_at(catalogue, &ev, now).safe_excerpt.len(),
+        Err(_) => 0,
+    }
+}
+
+fn throughput(c: &mut Criterion) {
+    let catalogue = Catalogue::builtin();
+    let lines = envelopes();
+    let now = now();
+    let mut group = c.benchmark_group("classify");
+    group.throughput(Throughput::Elements(lines.len() as u64));
+    group.bench_function("public_corpus_parse_and_classify", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for l in &lines {
+                n += classify_one(catalogue, black_box(l), now);
+            }
+            black_box(n)
+        })
+    });
+    group.finish();
+}
+
+fn latency_report() {
+    let catalogue = Catalogue::builtin();
+    let lines = envelopes();
+    let now = now();
+    // Warm the lazily built DFA caches first, as a long-running server would.
+    for _ in 0..50 {
+        for l in &lines {
+            black_box(classify_one(catalogue, l, now));
+        }
+    }
+    let rounds = 400;
+    let mut samples = Vec::with_capacity(lines.len() * rounds);
+    let start = Instant::now();
+    for _ in 0..rounds {
+        for l in &lines {
+            let t = Instant::now();
+            black_box(classify_one(catalogue, l, now));
+            samples.push(t.elapsed().as_nanos() as u64);
+        }
+    }
+    let total = start.elapsed();
+    samples.sort_unstable();
+    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize] as f64 / 1000.0;
+    println!(
+        "latency over {} envelope classifications (one core, JSON parsing included): \
+         p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; {:.0} envelopes/s",
+        samples.len(),
+        pct(0.50),
+        pct(0.99),
+        *samples.last().unwrap_or(&0) as f64 / 1000.0,
+        samples.len() as f64 / total.as_secs_f64()
+    );
+}
+
+criterion_group!(benches, throughput);
+
+fn main() {
+    benches();
+    latency_report();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,358 @@
+//! The classifier itself: `fn(&Catalogue, &Evidence) -> Classification`.
+//!
+//! Pure and deterministic: the same envelope, catalogue and reference time
+//! give the same bytes out. The reference time is the envelope's
+//! `occurred_at`; only when that is absent does the caller's `now` stand in
+//! (see [`classify_at`]), so timing hints are validated against when the
+//! failure happened, not when it was reported.
+
+use super::catalogue::{Catalogue, Confidence, Rule, Scope, Verdict};
+use super::evidence::{Evidence, EvidenceError, Item, Phase};
+use super::extract::{Facts, Source};
+use super::{sanitize, timing};
+use app::policy::ErrorClass;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// Rule id reported when no catalogue rule matched.
+pub const RULE_UNMATCHED: &str = "fallback.unmatched";
+/// Rule id reported when the best tier's rules disagreed.
+pub const RULE_CONFLICT: &str = "fallback.conflict";
+
+/// The classifier's answer, in the shape DESIGN.md fixes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Classification {
+    /// Stable semantic cause, e.g. `provider_overloaded`.
+    pub code: String,
+    /// `transient`, `hard`, `not_provider` or `unclassified`.
+    #[schema(value_type = String, example = "transient")]
+    pub class: ErrorClass,
+    pub catalogue_version: String,
+    pub confidence: Confidence,
+    pub scope: Option<Scope>,
+    /// Stable id of the rule that decided (`fallback.*` when none did).
+    pub classifier_rule: String,
+    pub provider_id: Option<String>,
+    pub model_id: Option<String>,
+    pub phase: Option<Phase>,
+    /// The reference time: the envelope's, or the classifier's clock.
+    #[serde(serialize_with = "rfc3339")]
+    pub occurred_at: DateTime<Utc>,
+    /// Validated wait from `occurred_at`, in seconds (millisecond precision).
+    #[serde(serialize_with = "seconds")]
+    pub retry_after_seconds: Option<f64>,
+    /// `occurred_at + retry_after_seconds`, RFC 3339 UTC.
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub reset_at: Option<DateTime<Utc>>,
+    /// At most 240 characters, secrets and identities redacted.
+    pub safe_excerpt: String,
+}
+
+fn rfc3339<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
+}
+
+fn rfc3339_opt<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => rfc3339(t, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// Whole seconds print as integers (`12`), others as decimals (`1.574`).
+fn seconds<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => s.serialize_i64(*x as i64),
+        Some(x) => s.serialize_f64(*x),
+        None => s.serialize_none(),
+    }
+}
+
+/// Classifies with the system clock standing in for a missing `occurred_at`.
+pub fn classify(catalogue: &Catalogue, evidence: &Evidence) -> Classification {
+    classify_at(catalogue, evidence, Utc::now())
+}
+
+/// Classifies one envelope. `now` is used only when the envelope has no
+/// `occurred_at`.
+pub fn classify_at(
+    catalogue: &Catalogue,
+    evidence: &Evidence,
+    now: DateTime<Utc>,
+) -> Classification {
+    let reference = evidence.occurred_at.unwrap_or(now);
+    let facts = Facts::extract(evidence);
+    let (matched, places) = catalogue.deciding_rules(&facts);
+    let verdict = catalogue.verdict(&matched);
+
+    let unknown = catalogue.unknown;
+    let (code, rule_id, confidence, scope, hint, excerpt) = match verdict {
+        Verdict::Rule(i) => {
+            let r = &catalogue.rules[i];
+            let mut code = r.code;
+            let recovering = matches!(
+                catalogue.codes[code].class,
+                ErrorClass::Transient | ErrorClass::Hard
+            );
+            // Where the rule found its evidence: the last place its pattern
+            // matched, else the item carrying its structured fact. Timing
+            // prose is read from that item only.
+            let place = matched
+                .iter()
+                .position(|&m| m == i)
+                .and_then(|k| places[k])
+                .and_then(|(src, seg_start)| text_match(r, &facts, src, seg_start));
+            let item = match place {
+                Some((src, pos)) => facts.item_at(src, pos),
+                None => r.cond.decisive_item(&facts),
+            };
+            let hint = if recovering && !r.timing.is_empty() {
+                timing::resolve(
+                    &r.timing,
+                    &facts,
+                    r.text_mask | Source::Error.bit(),
+                    item,
+                    reference,
+                )
+            } else {
+                None
+            };
+            if let (Some(h), Some((secs, target))) = (hint, catalogue.codes[code].long_wait) {
+                if h.seconds_after(reference) >= secs {
+                    code = target;
+                }
+            }
+            let scope = r.scope.or(catalogue.codes[code].scope);
+            let excerpt = match (place, item) {
+                (Some((src, pos)), _) => place_excerpt(&facts, src, pos),
+                (None, Some(item)) => item_excerpt(&facts, evidence, item, r),
+                (None, None) => fallback_excerpt(&facts, evidence),
+            };
+            (code, r.id.clone(), r.confidence, scope, hint, excerpt)
+        }
+        Verdict::Conflict(_) => (
+            unknown,
+            RULE_CONFLICT.to_owned(),
+            Confidence::Low,
+            None,
+            None,
+            fallback_excerpt(&facts, evidence),
+        ),
+        Verdict::None => (
+            unknown,
+            RULE_UNMATCHED.to_owned(),
+            Confidence::Low,
+            None,
+            None,
+            fallback_excerpt(&facts, evidence),
+        ),
+    };
+    let c = &catalogue.codes[code];
+    let hint = hint.filter(|_| matches!(c.class, ErrorClass::Transient | ErrorClass::Hard));
+    Classification {
+        code: c.name.clone(),
+        class: c.class,
+        catalogue_version: catalogue.version().to_owned(),
+        confidence,
+        scope,
+        classifier_rule: rule_id,
+        provider_id: evidence
+            .provider_id
+            .as_deref()
+            .map(sanitize::identifier)
+            .filter(|s| !s.is_empty()),
+        model_id: evidence
+            .model_id
+            .as_deref()
+            .map(sanitize::identifier)
+            .filter(|s| !s.is_empty()),
+        phase: evidence.phase,
+        occurred_at: reference,
+        retry_after_seconds: hint.map(|h| h.seconds_after(reference)),
+        reset_at: hint.map(|h| h.reset_at),
+        safe_excerpt: excerpt,
+    }
+}
+
+/// Classifies a JSON input (an envelope or `{"evidence": envelope}`), with
+/// the system clock standing in for a missing `occurred_at`.
+pub fn classify_json(
+    catalogue: &Catalogue,
+    value: &serde_json::Value,
+) -> Result<Classification, EvidenceError> {
+    classify_json_at(catalogue, value, Utc::now())
+}
+
+/// [`classify_json`] with an injected clock (used only when the envelope has
+/// no `occurred_at`).
+pub fn classify_json_at(
+    catalogue: &Catalogue,
+    value: &serde_json::Value,
+    now: DateTime<Utc>,
+) -> Result<Classification, EvidenceError> {
+    let ev = Evidence::from_json_value(value)?;
+    Ok(classify_at(catalogue, &ev, now))
+}
+
+/// Classifies one JSONL input line at reference time `now`.
+pub fn classify_line(
+    catalogue: &Catalogue,
+    line: &str,
+    now: DateTime<Utc>,
+) -> Result<Classification, EvidenceError> {
+    let ev = Evidence::from_json_str(line)?;
+    Ok(classify_at(catalogue, &ev, now))
+}
+
+/// Where in the segment starting at `seg_start` the rule's pattern matched
+/// (the last match), as a haystack position.
+fn text_match(r: &Rule, f: &Facts, src: Source, seg_start: usize) -> Option<(Source, usize)> {
+    let re = r.text_re.as_ref()?;
+    let seg = f.segment_at(src, seg_start)?;
+    let text = f.segment_text(seg).as_bytes();
+    let m = re.find_iter(text).last()?;
+    // A match may start on the separator before its words.
+    let skip = text[m.start()..m.end()]
+        .iter()
+        .take_while(|c| !c.is_ascii_alphanumeric())
+        .count()
+        .min(m.end() - m.start());
+    Some((src, seg.start + m.start() + skip))
+}
+
+fn place_excerpt(f: &Facts, src: Source, pos: usize) -> String {
+    match f.segment_at(src, pos) {
+        Some(seg) => sanitize::excerpt(f.segment_text(seg), pos.saturating_sub(seg.start)),
+        None => String::new(),
+    }
+}
+
+fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, r: &Rule) -> String {
+    let segs: Vec<_> = f
+        .segments
+        .iter()
+        .filter(|s| s.item == item && s.source != Source::Agent)
+        .collect();
+    let lower_has = |s: &str, needle: &str| {
+        !needle.is_empty()
+            && s.as_bytes()
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    };
+    let tokens: Vec<&String> = f
+        .tokens
+        .iter()
+        .filter(|(t, i)| *i == item && r.cond_error_types().contains(t))
+        .map(|(t, _)| t)
+        .collect();
+    // The line that names the identifier, else the most informative (longest).
+    let seg = segs
+        .iter()
+        .find(|s| {
+            let t = f.segment_text(s);
+            tokens.iter().any(|tok| lower_has(t, tok))
+        })
+        .or_else(|| {
+            segs.iter()
+                .max_by_key(|s| (s.end - s.start, usize::MAX - s.start))
+        });
+    let prefix = match ev.items.get(item) {
+        Some(Item::Http(h)) => h.status.map(|s| format!("HTTP {s}: ")),
+        Some(Item::AcpError(e)) => e.code.map(|c| format!("ACP error {c}: ")),
+        _ => None,
+    };
+    if let Some(s) = seg {
+        let text = f.segment_text(s);
+        return match prefix {
+            Some(p) => sanitize::excerpt(&format!("{p}{text}"), 0),
+            None => sanitize::excerpt(text, 0),
+        };
+    }
+    // An item without text of its own (an exit, a stop): describe it and add
+    // the last error line, which usually says why.
+    let head = ev.items.get(item).map(describe_item).unwrap_or_default();
+    let tail = last_error_line(f);
+    match (head.is_empty(), tail) {
+        (false, Some(t)) => sanitize::excerpt(&format!("{head}: {}", f.segment_text(t)), 0),
+        (false, None) => head,
+        (true, Some(t)) => sanitize::excerpt(f.segment_text(t), 0),
+        (true, None) => fallback_excerpt(f, ev),
+    }
+}
+
+/// The last error-haystack line that reads like an error, else the last one.
+fn last_error_line(f: &Facts) -> Option<&super::extract::Segment> {
+    let errorish = |s: &str| {
+        let b = s.as_bytes();
+        [
+            "error",
+            "fail",
+            "denied",
+            "exceeded",
+            "invalid",
+            "unable",
+            "not found",
+            "killed",
+        ]
+        .iter()
+        .any(|n| {
+            b.windows(n.len())
+                .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
+        })
+    };
+    let mut last = None;
+    for s in f.segments.iter().filter(|s| s.source == Source::Error) {
+        last = Some(s);
+    }
+    f.segments
+        .iter()
+        .rev()
+        .filter(|s| s.source == Source::Error)
+        .find(|s| errorish(f.segment_text(s)))
+        .or(last)
+}
+
+/// For unknown or conflicting evidence: the last line that looks like an
+/// error, else the last text, else a description of the last item.
+fn fallback_excerpt(f: &Facts, ev: &Evidence) -> String {
+    if let Some(s) = last_error_line(f) {
+        return sanitize::excerpt(f.segment_text(s), 0);
+    }
+    if let Some(s) = f.segments.iter().rev().find(|s| s.source == Source::Tool) {
+        return sanitize::excerpt(f.segment_text(s), 0);
+    }
+    ev.items
+        .iter()
+        .rev()
+        .map(describe_item)
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| "no failure text in the evidence".to_owned())
+}
+
+/// A neutral description of an item without text of its own.
+fn describe_item(item: &Item) -> String {
+    match item {
+        Item::ProcessExit(p) => match (p.exit_code, &p.signal) {
+            (Some(c), Some(s)) => format!("process exited with code {c} ({s})"),
+            (Some(c), None) => format!("process exited with code {c}"),
+            (None, Some(s)) => format!("process killed by {s}"),
+            (None, None) => "process exited".to_owned(),
+        },
+        Item::AcpStop(s) => format!(
+            "stop reason: {}",
+            sanitize::identifier(s.stop_reason.as_deref().unwrap_or("none"))
+        ),
+        Item::Http(h) => match h.status {
+            Some(s) => format!("HTTP {s}"),
+            None => "HTTP request without a response".to_owned(),
+        },
+        Item::AcpError(e) => match e.code {
+            Some(c) => format!("ACP error {c}"),
+            None => "ACP error".to_owned(),
+        },
+        Item::AcpUpdate(u) if u.status.as_deref() == Some("failed") => {
+            "a tool call failed".to_owned()
+        }
+        _ => String::new(),
+    }
+}

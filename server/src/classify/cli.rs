@@ -1,0 +1,173 @@
+//! The two CLI entry points: `classify` (JSONL in, JSONL out) and
+//! `catalogue check` (validate the catalogue and run its fixtures).
+
+use super::catalogue::Catalogue;
+use super::classifier::classify_line;
+use super::fixtures;
+use chrono::{SubsecRound, Utc};
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::process::ExitCode;
+
+/// Longest input line accepted, in bytes; longer lines get an error line.
+pub const MAX_INPUT_LINE: usize = 16 << 20;
+
+/// `kandev-recovery classify`: one classification per input line, same order.
+/// A line that is not an envelope yields `{"error": …, "line": n}` and the
+/// rest still classify. Blank lines are skipped.
+pub fn run_classify() -> ExitCode {
+    let catalogue = match Catalogue::load_builtin() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    match classify_stream(&catalogue, stdin.lock(), BufWriter::new(stdout.lock())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("classify: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The loop behind `classify`, over any reader and writer.
+pub fn classify_stream<R: BufRead, W: Write>(
+    catalogue: &Catalogue,
+    mut input: R,
+    mut out: W,
+) -> io::Result<()> {
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    loop {
+        buf.clear();
+        let n = Read::take(&mut input, MAX_INPUT_LINE as u64 + 1).read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.len() > MAX_INPUT_LINE && buf.last() != Some(&b'\n') {
+            // Skip the rest of the over-long line.
+            let mut sink = Vec::new();
+            loop {
+                sink.clear();
+                let m = Read::take(&mut input, 1 << 20).read_until(b'\n', &mut sink)?;
+                if m == 0 || sink.last() == Some(&b'\n') {
+                    break;
+                }
+            }
+            write_error(
+                &mut out,
+                line_no,
+                "line_too_long",
+                "input line exceeds the limit",
+            )?;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let text = text.trim();
+        if text.is_empty() {
+            line_no -= 1;
+            continue;
+        }
+        match classify_line(catalogue, text, Utc::now().trunc_subsecs(3)) {
+            Ok(c) => {
+                serde_json::to_writer(&mut out, &c)?;
+                out.write_all(b"\n")?;
+            }
+            Err(e) => write_error(&mut out, line_no, "invalid_envelope", &e.to_string())?,
+        }
+    }
+    out.flush()
+}
+
+fn write_error<W: Write>(out: &mut W, line: u64, error: &str, message: &str) -> io::Result<()> {
+    let v = serde_json::json!({"error": error, "line": line, "message": message});
+    serde_json::to_writer(&mut *out, &v)?;
+    out.write_all(b"\n")
+}
+
+/// `kandev-recovery catalogue check [--verbose]`: loads and validates the
+/// embedded catalogue, runs every fixture, prints a report. Exit 1 on any
+/// problem.
+pub fn run_catalogue_check(verbose: bool) -> ExitCode {
+    let catalogue = match Catalogue::load_builtin() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let summary = catalogue.describe();
+    println!(
+        "catalogue {}: {} codes, {} rules in {} tiers ({})",
+        summary.version,
+        summary.codes.len(),
+        summary.rule_count,
+        summary.tiers.len(),
+        summary
+            .tiers
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" > ")
+    );
+    let fixtures = match fixtures::builtin_fixtures() {
+        Ok(f) => f,
+        Err(errors) => {
+            for e in errors {
+                eprintln!("fixtures: {e}");
+            }
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut failed = 0;
+    let mut used_rules = std::collections::BTreeSet::new();
+    for f in &fixtures {
+        let (c, problems) = fixtures::check(&catalogue, f);
+        if let Some(c) = &c {
+            used_rules.insert(c.classifier_rule.clone());
+        }
+        if problems.is_empty() {
+            if verbose {
+                let c = c.as_ref();
+                println!(
+                    "  ok    {:<48} {:<24} {}",
+                    f.id,
+                    c.map(|c| c.code.as_str()).unwrap_or(""),
+                    c.map(|c| c.classifier_rule.as_str()).unwrap_or("")
+                );
+            }
+        } else {
+            failed += 1;
+            println!("  FAIL  {} ({})", f.id, f.file);
+            for p in problems {
+                println!("          {p}");
+            }
+        }
+    }
+    let unused: Vec<&str> = catalogue
+        .rule_ids()
+        .filter(|id| !used_rules.contains(*id))
+        .collect();
+    if verbose && !unused.is_empty() {
+        println!("rules without a deciding fixture ({}):", unused.len());
+        for id in &unused {
+            println!("  {id}");
+        }
+    }
+    println!(
+        "fixtures: {} passed, {} failed ({} of {} rules decide at least one fixture)",
+        fixtures.len() - failed,
+        failed,
+        catalogue.rule_ids().count() - unused.len(),
+        catalogue.rule_ids().count()
+    );
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,817 @@
+//! Extractors: turn raw evidence items into normalised facts.
+//!
+//! Every item kind has one extractor. Together they produce:
+//! - structured facts: HTTP statuses (from responses, JSON error objects and
+//!   phrases like `API Error: 529` or `last status: 401`), error identifiers
+//!   (`error.type`, `error.code`, Google `status` and `details[].reason`,
+//!   Bedrock exception names, codex-acp `codex_error_info`), Google quota ids,
+//!   ACP error codes, stop reasons, exit codes and signals;
+//! - three text haystacks the catalogue's patterns run over: `error` (bodies,
+//!   error messages, stderr, stdout), `agent` (agent message chunks, which may
+//!   hold a CLI's banner but also the model's own prose) and `tool` (text of
+//!   failed tool calls);
+//! - timing inputs (headers, RetryInfo, JSON reset fields) for [`super::timing`].
+//!
+//! JSON is found wherever it hides: whole bodies, SSE `data:` lines inside an
+//! HTTP 200 stream, JSON embedded in a stderr line (`API Error: 400 {…}`),
+//! JSON spread over several lines, JSON serialised into a `message` string,
+//! and relay wrappers whose `metadata.raw` carries the upstream's words.
+//! Identifiers are normalised to snake_case (`rateLimitExceeded`,
+//! `RATE_LIMIT_EXCEEDED` and `rate_limit_exceeded` are the same fact).
+
+use super::evidence::{cut, Evidence, Item};
+use regex::bytes::Regex;
+use serde_json::Value;
+use std::sync::LazyLock;
+
+/// Which haystack a text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    Error = 0,
+    Agent = 1,
+    Tool = 2,
+}
+
+impl Source {
+    pub(crate) const ALL: [Source; 3] = [Source::Error, Source::Agent, Source::Tool];
+
+    pub(crate) fn parse(s: &str) -> Option<Source> {
+        Some(match s {
+            "error" => Source::Error,
+            "agent" => Source::Agent,
+            "tool" => Source::Tool,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// One piece of text inside a haystack, tied to the item it came from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Segment {
+    pub source: Source,
+    pub start: usize,
+    pub end: usize,
+    pub item: usize,
+}
+
+/// A reset-style header (`x-ratelimit-reset-tokens: 6m0s`) with its
+/// `remaining` partner when present.
+#[derive(Debug, Clone)]
+pub(crate) struct ResetHeader {
+    pub value: String,
+    pub remaining: Option<String>,
+}
+
+/// A timing field found in a JSON body.
+#[derive(Debug, Clone)]
+pub(crate) enum BodyHint {
+    /// Epoch seconds or milliseconds, or RFC 3339 text.
+    Absolute(String),
+    /// Seconds from now.
+    Seconds(f64),
+}
+
+/// Raw timing material; [`super::timing`] validates it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TimingInputs {
+    pub retry_after_ms: Option<String>,
+    pub retry_after: Option<String>,
+    pub reset_headers: Vec<ResetHeader>,
+    pub unified_resets: Vec<String>,
+    pub retry_info: Vec<String>,
+    pub body: Vec<BodyHint>,
+}
+
+/// Everything the rules look at, extracted once per envelope.
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    pub hay: [String; 3],
+    pub segments: Vec<Segment>,
+    pub statuses: Vec<(u16, usize)>,
+    pub tokens: Vec<(String, usize)>,
+    pub quota_ids: Vec<String>,
+    pub acp_codes: Vec<(i64, usize)>,
+    pub stop_reasons: Vec<(String, usize)>,
+    pub exit_codes: Vec<(i64, usize)>,
+    pub signals: Vec<(String, usize)>,
+    pub no_response: Option<usize>,
+    pub tool_failed: Option<usize>,
+    pub timing: TimingInputs,
+}
+
+/// Bits for the kinds of facts an envelope has, so rules that need a kind
+/// that is absent are skipped at once.
+pub(crate) mod kind {
+    pub const STATUS: u16 = 1;
+    pub const TOKEN: u16 = 1 << 1;
+    pub const QUOTA: u16 = 1 << 2;
+    pub const ACP: u16 = 1 << 3;
+    pub const EXIT: u16 = 1 << 4;
+    pub const SIGNAL: u16 = 1 << 5;
+    pub const STOP: u16 = 1 << 6;
+    pub const NO_RESPONSE: u16 = 1 << 7;
+    pub const TOOL_FAILED: u16 = 1 << 8;
+}
+
+/// Most JSON nodes read per item, so a hostile body cannot make extraction slow.
+const NODE_BUDGET: usize = 4096;
+/// Most attempts to parse embedded JSON in one text.
+const EMBEDDED_ATTEMPTS: usize = 8;
+/// Deepest JSON-inside-a-string-inside-JSON followed.
+const MAX_NESTED_JSON: usize = 3;
+
+static STATUS_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
+    regex::bytes::RegexBuilder::new(
+        r"(?:\b(?:api error|error|status(?: code)?|http(?:/\d(?:\.\d)?)?|unexpected status|last status|failed|request failed with status code)\W{1,3}\(?[45]\d\d\b)|(?:\b[45]\d\d (?:unauthorized|forbidden|too many requests|not found|bad request|payment required|service unavailable|internal server error|bad gateway|gateway time-?out|request timeout|request entity too large|payload too large|unprocessable entity|overloaded)\b)",
+    )
+    .case_insensitive(true)
+    .unicode(false)
+    .build()
+    .expect("status pattern compiles")
+});
+
+impl Facts {
+    pub(crate) fn extract(ev: &Evidence) -> Facts {
+        let mut f = Facts::default();
+        for (idx, item) in ev.items.iter().enumerate() {
+            match item {
+                Item::Http(h) => {
+                    if let Some(s) = h.status {
+                        if (400..=599).contains(&s) {
+                            f.statuses.push((s, idx));
+                        }
+                    }
+                    f.headers(&h.headers, idx);
+                    if let Some(body) = &h.body {
+                        f.body(body, &h.headers, idx);
+                    }
+                    if let Some(err) = &h.error {
+                        f.text(Source::Error, idx, err);
+                        if h.status.is_none() {
+                            f.no_response = Some(idx);
+                        }
+                    }
+                }
+                Item::AcpError(e) => {
+                    if let Some(c) = e.code {
+                        f.acp_codes.push((c, idx));
+                    }
+                    if let Some(m) = &e.message {
+                        f.text(Source::Error, idx, m);
+                        f.embedded_json(m, idx, 0);
+                    }
+                    match &e.data {
+                        Some(Value::String(s)) => {
+                            f.text(Source::Error, idx, s);
+                            f.embedded_json(s, idx, 0);
+                        }
+                        Some(v) => {
+                            let mut budget = NODE_BUDGET;
+                            f.walk(v, idx, 0, 0, &mut budget);
+                        }
+                        None => {}
+                    }
+                }
+                Item::AcpUpdate(u) => match u.update.as_str() {
+                    "agent_message_chunk" => {
+                        if let Some(t) = &u.text {
+                            f.text(Source::Agent, idx, t);
+                        }
+                    }
+                    "tool_call" | "tool_call_update" if u.status.as_deref() == Some("failed") => {
+                        f.tool_failed = Some(idx);
+                        if let Some(t) = &u.text {
+                            f.text(Source::Tool, idx, t);
+                        }
+                    }
+                    _ => {}
+                },
+                Item::AcpStop(s) => {
+                    if let Some(r) = &s.stop_reason {
+                        if let Some(t) = norm_token(r) {
+                            f.stop_reasons.push((t, idx));
+                        }
+                    }
+                }
+                Item::Stderr(s) | Item::Stdout(s) => {
+                    let mut any_brace = false;
+                    for line in &s.lines {
+                        any_brace |= line.contains('{');
+                        f.text(Source::Error, idx, line);
+                    }
+                    if any_brace {
+                        let joined = s.lines.join("\n");
+                        f.embedded_json(&joined, idx, 0);
+                    }
+                }
+                Item::ProcessExit(p) => {
+                    if let Some(c) = p.exit_code {
+                        f.exit_codes.push((c, idx));
+                    }
+                    if let Some(sig) = &p.signal {
+                        f.signals.push((sig.clone(), idx));
+                    }
+                }
+                Item::Other(_) => {}
+            }
+        }
+        f.text_statuses();
+        f.exception_names();
+        f
+    }
+
+    /// Appends `text` to a haystack as one segment: ANSI escapes removed,
+    /// typographic quotes folded to ASCII, other control characters blanked.
+    fn text(&mut self, source: Source, item: usize, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let hay = &mut self.hay[source as usize];
+        if !hay.is_empty() {
+            hay.push('\n');
+        }
+        let start = hay.len();
+        normalise_into(text, hay);
+        let end = hay.len();
+        if end > start {
+            self.segments.push(Segment {
+                source,
+                start,
+                end,
+                item,
+            });
+        }
+    }
+
+    fn headers(&mut self, headers: &std::collections::BTreeMap<String, String>, idx: usize) {
+        for (name, value) in headers {
+            let n = name.as_str();
+            match n {
+                "retry-after-ms" => self.timing.retry_after_ms = Some(value.clone()),
+                "retry-after" => self.timing.retry_after = Some(value.clone()),
+                "x-amzn-errortype" | "x-amz-errortype" => {
+                    let head = value.split(':').next().unwrap_or("");
+                    if let Some(t) = norm_token(head) {
+                        self.tokens.push((t, idx));
+                    }
+                }
+                _ => {
+                    let is_reset = n.ends_with("-reset") || n.contains("-reset-");
+                    let is_ratelimit = n.starts_with("x-ratelimit")
+                        || n.starts_with("anthropic-ratelimit")
+                        || n.starts_with("x-rate-limit")
+                        || n.starts_with("ratelimit");
+                    if is_reset && is_ratelimit {
+                        if n.contains("unified") {
+                            self.timing.unified_resets.push(value.clone());
+                        } else {
+                            let remaining_name = n.replacen("reset", "remaining", 1);
+                            self.timing.reset_headers.push(ResetHeader {
+                                value: value.clone(),
+                                remaining: headers.get(&remaining_name).cloned(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn body(
+        &mut self,
+        body: &str,
+        headers: &std::collections::BTreeMap<String, String>,
+        idx: usize,
+    ) {
+        let trimmed = body.trim_start();
+        if trimmed.starts_with(['{', '[', '"']) {
+            if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+                let mut budget = NODE_BUDGET;
+                self.walk(&v, idx, 0, 0, &mut budget);
+                return;
+            }
+        }
+        // SSE streams and text that carries JSON somewhere inside.
+        if self.embedded_json(body, idx, 0) > 0 {
+            return;
+        }
+        let html = trimmed.starts_with('<')
+            || headers
+                .get("content-type")
+                .is_some_and(|c| c.contains("html"));
+        if html {
+            let stripped = strip_tags(body);
+            self.text(Source::Error, idx, &stripped);
+        } else {
+            for line in body.lines().take(64) {
+                self.text(Source::Error, idx, line);
+            }
+        }
+    }
+
+    /// Parses JSON objects embedded in `text`; returns how many were read.
+    /// `nest` counts how many JSON-in-text levels deep this text already is.
+    fn embedded_json(&mut self, text: &str, idx: usize, nest: usize) -> usize {
+        if nest > MAX_NESTED_JSON || !text.contains('{') {
+            return 0;
+        }
+        let mut found = 0;
+        let mut pos = 0;
+        let mut attempts = 0;
+        while let Some(off) = text[pos..].find('{') {
+            if attempts == EMBEDDED_ATTEMPTS {
+                break;
+            }
+            attempts += 1;
+            let start = pos + off;
+            let mut stream =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            match stream.next() {
+                Some(Ok(v)) => {
+                    let consumed = stream.byte_offset().max(1);
+                    let mut budget = NODE_BUDGET;
+                    self.walk(&v, idx, 0, nest + 1, &mut budget);
+                    found += 1;
+                    pos = start + consumed;
+                }
+                _ => pos = start + 1,
+            }
+            if pos >= text.len() {
+                break;
+            }
+        }
+        found
+    }
+
+    /// Reads one JSON value: identifiers, statuses, messages and timing.
+    /// Scalars of an object are read before its children so a top-level
+    /// `resets_at` outranks a nested one.
+    fn walk(&mut self, v: &Value, idx: usize, depth: usize, nest: usize, budget: &mut usize) {
+        if *budget == 0 || depth > 24 {
+            return;
+        }
+        *budget -= 1;
+        match v {
+            Value::String(s) => self.message(s, idx, nest),
+            Value::Array(a) => {
+                for x in a {
+                    self.walk(x, idx, depth + 1, nest, budget);
+                }
+            }
+            Value::Object(m) => {
+                // Relay wrappers (OpenRouter and friends): the upstream's own
+                // words are in metadata.raw; the wrapper's message is noise.
+                let has_raw = m
+                    .get("metadata")
+                    .and_then(|md| md.get("raw"))
+                    .is_some_and(|r| r.as_str().is_some_and(|s| !s.trim().is_empty()));
+                // Claude Code's rate_limit_info is only a failure when rejected.
+                for (k, val) in m {
+                    match k.as_str() {
+                        "type" | "code" | "status" | "reason" | "__type" | "error_type"
+                        | "errorType" | "error_code" | "errorCode" | "name" | "status_code"
+                        | "statusCode" | "http_status_code" | "httpStatusCode" | "http_status" => {
+                            self.identifier(k, val, idx, nest);
+                        }
+                        "message" | "msg" | "detail" | "details" | "error"
+                        | "error_description" | "errorMessage" | "error_message" | "result"
+                        | "raw" | "stderr" | "additional_details" | "additionalDetails" => {
+                            if let Value::String(s) = val {
+                                if !(has_raw && k == "message") {
+                                    self.message(s, idx, nest);
+                                }
+                            }
+                        }
+                        "codex_error_info" | "codexErrorInfo" => match val {
+                            Value::String(s) => self.token(s, idx),
+                            Value::Object(inner) => {
+                                for (name, detail) in inner {
+                                    self.token(name, idx);
+                                    if let Value::Object(d) = detail {
+                                        for (dk, dv) in d {
+                                            self.identifier(dk, dv, idx, nest);
+                                            self.timing_field(dk, dv);
+                                        }
+                                    }
+                                }
+                            }
+                            _ => {}
+                        },
+                        "quotaId" | "quota_id" => {
+                            if let Value::String(s) = val {
+                                if self.quota_ids.len() < 16 {
+                                    self.quota_ids.push(cut(s, 128).0.to_ascii_lowercase());
+                                }
+                            }
+                        }
+                        "retryDelay" | "retry_delay" => match val {
+                            Value::String(s) => self.timing.retry_info.push(s.clone()),
+                            Value::Object(d) => {
+                                let secs = d.get("seconds").and_then(num).unwrap_or(0.0)
+                                    + d.get("nanos").and_then(num).unwrap_or(0.0) / 1e9;
+                                self.timing.retry_info.push(format!("{secs}s"));
+                            }
+                            _ => {}
+                        },
+                        _ => self.timing_field(k, val),
+                    }
+                }
+                for (k, val) in m {
+                    if matches!(val, Value::Object(_) | Value::Array(_)) {
+                        if k == "rate_limit_info" || k == "rateLimitInfo" {
+                            self.rate_limit_info(val, idx);
+                            continue;
+                        }
+                        if k == "codex_error_info" || k == "codexErrorInfo" {
+                            continue;
+                        }
+                        self.walk(val, idx, depth + 1, nest, budget);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn identifier(&mut self, key: &str, val: &Value, idx: usize, nest: usize) {
+        match val {
+            Value::Number(_) => {
+                if let Some(n) = num(val) {
+                    self.status_number(key, n, idx);
+                }
+            }
+            Value::String(s) => {
+                let t = s.trim();
+                if let Ok(n) = t.parse::<f64>() {
+                    self.status_number(key, n, idx);
+                } else if t.len() > 40 && t.contains(' ') {
+                    // A sentence under an identifier key is a message.
+                    self.message(t, idx, nest);
+                } else if t != "error" {
+                    self.token(t, idx);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn status_number(&mut self, key: &str, n: f64, idx: usize) {
+        let status_key = !matches!(key, "type" | "reason" | "name" | "__type");
+        if status_key && n.fract() == 0.0 && (400.0..=599.0).contains(&n) {
+            self.statuses.push((n as u16, idx));
+        }
+    }
+
+    fn token(&mut self, s: &str, idx: usize) {
+        if self.tokens.len() >= 64 {
+            return;
+        }
+        if let Some(t) = norm_token(s) {
+            if !self.tokens.iter().any(|(x, _)| *x == t) {
+                self.tokens.push((t, idx));
+            }
+        }
+    }
+
+    /// A message string: prose for the haystack, or JSON serialised into a
+    /// string (Gemini CLI wraps the API's error that way), which is read.
+    fn message(&mut self, s: &str, idx: usize, nest: usize) {
+        let t = s.trim_start();
+        if nest < MAX_NESTED_JSON && (t.starts_with('{') || t.starts_with('[')) {
+            if let Ok(v) = serde_json::from_str::<Value>(t) {
+                let mut budget = NODE_BUDGET / 2;
+                self.walk(&v, idx, 0, nest + 1, &mut budget);
+                return;
+            }
+        }
+        self.text(Source::Error, idx, s);
+        self.embedded_json(s, idx, nest + 1);
+    }
+
+    fn timing_field(&mut self, key: &str, val: &Value) {
+        if self.timing.body.len() >= 16 {
+            return;
+        }
+        match key {
+            "resets_at" | "resetsAt" | "reset_at" | "resetAt" | "reset_time" | "resetTime" => {
+                let s = match val {
+                    Value::Number(n) => n.to_string(),
+                    Value::String(s) => s.clone(),
+                    _ => return,
+                };
+                self.timing.body.push(BodyHint::Absolute(s));
+            }
+            "resets_in_seconds"
+            | "reset_after_seconds"
+            | "reset_in_seconds"
+            | "retry_after"
+            | "retryAfter"
+            | "retry_after_seconds"
+            | "retryAfterSeconds"
+            | "resetsInSeconds" => {
+                if let Some(n) = num(val) {
+                    self.timing.body.push(BodyHint::Seconds(n));
+                }
+            }
+            "retry_after_ms" | "retryAfterMs" => {
+                if let Some(n) = num(val) {
+                    self.timing.body.push(BodyHint::Seconds(n / 1000.0));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn rate_limit_info(&mut self, v: &Value, idx: usize) {
+        let Value::Object(m) = v else { return };
+        if m.get("status").and_then(Value::as_str) != Some("rejected") {
+            return;
+        }
+        self.token("rate_limit_rejected", idx);
+        let kind = m.get("rateLimitType").and_then(Value::as_str);
+        if let Some(t) = kind {
+            self.token(t, idx);
+        }
+        let reset = match (kind, m.get("overageResetsAt")) {
+            (Some("overage"), Some(r)) => Some(r),
+            _ => m.get("resetsAt"),
+        };
+        if let Some(r) = reset {
+            self.timing_field("resetsAt", r);
+        }
+    }
+
+    /// Statuses spoken in prose: `API Error: 529`, `last status: 401`, `HTTP 429:`.
+    fn text_statuses(&mut self) {
+        let hay = &self.hay[Source::Error as usize];
+        if hay.is_empty() {
+            return;
+        }
+        let mut found = Vec::new();
+        for m in STATUS_IN_TEXT.find_iter(hay.as_bytes()).take(32) {
+            // The match holds exactly one 4xx/5xx number bounded by non-digits.
+            let bytes = m.as_bytes();
+            let code = bytes.windows(3).enumerate().find_map(|(k, w)| {
+                let bounded = (k == 0 || !bytes[k - 1].is_ascii_digit())
+                    && bytes.get(k + 3).is_none_or(|c| !c.is_ascii_digit());
+                (bounded && matches!(w[0], b'4' | b'5') && w[1..].iter().all(u8::is_ascii_digit))
+                    .then(|| {
+                        u16::from(w[0] - b'0') * 100
+                            + u16::from(w[1] - b'0') * 10
+                            + u16::from(w[2] - b'0')
+                    })
+            });
+            if let Some(code) = code {
+                let item = self.item_at(Source::Error, m.start()).unwrap_or(0);
+                found.push((code, item));
+            }
+        }
+        for (c, i) in found {
+            if !self.statuses.iter().any(|(s, _)| *s == c) {
+                self.statuses.push((c, i));
+            }
+        }
+    }
+
+    /// AWS-style exception names in prose (`ThrottlingException`).
+    fn exception_names(&mut self) {
+        let mut names = Vec::new();
+        {
+            let hay = &self.hay[Source::Error as usize];
+            let bytes = hay.as_bytes();
+            let mut from = 0;
+            while let Some(off) = hay[from..].find("Exception") {
+                let end = from + off;
+                let mut start = end;
+                while start > 0 && bytes[start - 1].is_ascii_alphabetic() {
+                    start -= 1;
+                }
+                if end - start >= 3 && bytes[start].is_ascii_uppercase() {
+                    let item = self.item_at(Source::Error, start).unwrap_or(0);
+                    names.push((hay[start..end + "Exception".len()].to_owned(), item));
+                }
+                from = end + "Exception".len();
+                if names.len() >= 8 {
+                    break;
+                }
+            }
+        }
+        for (n, i) in names {
+            self.token(&n, i);
+        }
+    }
+
+    /// Which kinds of facts are present (bits of [`kind`]).
+    pub(crate) fn kinds(&self) -> u16 {
+        use kind::*;
+        let mut k = 0;
+        let mut set = |present: bool, bit: u16| {
+            if present {
+                k |= bit;
+            }
+        };
+        set(!self.statuses.is_empty(), STATUS);
+        set(!self.tokens.is_empty(), TOKEN);
+        set(!self.quota_ids.is_empty(), QUOTA);
+        set(!self.acp_codes.is_empty(), ACP);
+        set(!self.exit_codes.is_empty(), EXIT);
+        set(!self.signals.is_empty(), SIGNAL);
+        set(!self.stop_reasons.is_empty(), STOP);
+        set(self.no_response.is_some(), NO_RESPONSE);
+        set(self.tool_failed.is_some(), TOOL_FAILED);
+        k
+    }
+
+    /// The item a haystack position belongs to.
+    pub(crate) fn item_at(&self, source: Source, pos: usize) -> Option<usize> {
+        self.segment_at(source, pos).map(|s| s.item)
+    }
+
+    pub(crate) fn segment_at(&self, source: Source, pos: usize) -> Option<&Segment> {
+        self.segments
+            .iter()
+            .find(|s| s.source == source && s.start <= pos && pos <= s.end)
+    }
+
+    pub(crate) fn segment_text(&self, s: &Segment) -> &str {
+        &self.hay[s.source as usize][s.start..s.end]
+    }
+}
+
+fn num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// `rateLimitExceeded`, `RATE_LIMIT_EXCEEDED`, `rate-limit exceeded` → `rate_limit_exceeded`.
+pub(crate) fn norm_token(s: &str) -> Option<String> {
+    let s = s.trim();
+    if s.is_empty() || s.len() > 64 {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if c.is_ascii_uppercase() {
+            if prev_lower {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_lower = false;
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+            prev_lower = true;
+        } else {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            prev_lower = false;
+        }
+    }
+    while out.ends_with('_') {
+        out.pop();
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Copies `text` into `out`, dropping ANSI escapes, folding typographic
+/// quotes to ASCII and blanking other control characters.
+fn normalise_into(text: &str, out: &mut String) {
+    let b = text.as_bytes();
+    let special = |c: u8| c >= 0x80 || (c < 0x20 && c != b'\n' && c != b'\t');
+    let mut i = 0;
+    while i < b.len() {
+        // Copy the run of plain ASCII in one go.
+        let start = i;
+        while i < b.len() && !special(b[i]) {
+            i += 1;
+        }
+        out.push_str(&text[start..i]);
+        if i >= b.len() {
+            break;
+        }
+        if b[i] == 0x1b {
+            // CSI: ESC [ params final-byte
+            i += 1;
+            if b.get(i) == Some(&b'[') {
+                i += 1;
+                while i < b.len() && !(0x40..=0x7e).contains(&b[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        if b[i] < 0x80 {
+            out.push(' ');
+            i += 1;
+            continue;
+        }
+        let c = text[i..].chars().next().unwrap_or(' ');
+        match c {
+            '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => out.push('\''),
+            '\u{201C}' | '\u{201D}' | '\u{201F}' => out.push('"'),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+        i += c.len_utf8();
+    }
+}
+
+/// Drops HTML tags and collapses whitespace.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len().min(4096));
+    let mut in_tag = false;
+    let mut last_space = true;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                if !last_space {
+                    out.push(' ');
+                    last_space = true;
+                }
+            }
+            _ if in_tag => {}
+            c if c.is_whitespace() => {
+                if !last_space {
+                    out.push(' ');
+                    last_space = true;
+                }
+            }
+            c => {
+                out.push(c);
+                last_space = false;
+            }
+        }
+    }
+    out.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(json: &str) -> Facts {
+        Facts::extract(&Evidence::from_json_str(json).unwrap())
+    }
+
+    #[test]
+    fn tokens_normalise() {
+        for (raw, want) in [
+            ("rateLimitExceeded", "rate_limit_exceeded"),
+            ("RATE_LIMIT_EXCEEDED", "rate_limit_exceeded"),
+            ("ThrottlingException", "throttling_exception"),
+            ("Too Many Requests", "too_many_requests"),
+            ("overloaded_error", "overloaded_error"),
+        ] {
+            assert_eq!(norm_token(raw).as_deref(), Some(want), "{raw}");
+        }
+    }
+
+    #[test]
+    fn sse_error_in_200_stream() {
+        let f = facts(
+            r#"{"items":[{"kind":"http","status":200,"body":"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"}]}"#,
+        );
+        assert!(f.tokens.iter().any(|(t, _)| t == "overloaded_error"));
+        assert!(f.hay[0].contains("Overloaded"));
+    }
+
+    #[test]
+    fn nested_json_in_stderr_message() {
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["ApiError: {\"error\":{\"message\":\"{\\n \\\"error\\\": {\\n \\\"code\\\": 429, \\\"status\\\": \\\"RESOURCE_EXHAUSTED\\\", \\\"details\\\": [{\\\"quotaId\\\": \\\"PerDayThing\\\"}]}}\",\"code\":429}}"]}]}"#,
+        );
+        assert!(f.tokens.iter().any(|(t, _)| t == "resource_exhausted"));
+        assert_eq!(f.quota_ids, vec!["perdaything"]);
+        assert!(f.statuses.iter().any(|(s, _)| *s == 429));
+    }
+
+    #[test]
+    fn statuses_in_prose() {
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["exceeded retry limit, last status: 401 Unauthorized","API Error: 529 Overloaded","HTTP 429: slow"]}]}"#,
+        );
+        let s: Vec<u16> = f.statuses.iter().map(|(s, _)| *s).collect();
+        assert_eq!(s, vec![401, 529, 429]);
+    }
+
+    #[test]
+    fn relay_raw_replaces_wrapper_message() {
+        let f = facts(
+            r#"{"items":[{"kind":"http","status":429,"body":"{\"error\":{\"message\":\"Provider returned error\",\"code\":429,\"metadata\":{\"raw\":\"upstream is rate-limited\"}}}"}]}"#,
+        );
+        assert!(!f.hay[0].contains("Provider returned error"));
+        assert!(f.hay[0].contains("upstream is rate-limited"));
+    }
+}

@@ -1,0 +1,40 @@
+//! Classification: turn what an agent adapter saw about one failure into a
+//! stable semantic code and class, with validated timing and nothing secret.
+//! This is the only module that reads provider names or provider text;
+//! everything downstream branches on [`Classification`] alone.
+//!
+//! - [`evidence`]: the envelope types; lenient, bounded parsing.
+//! - `extract`: per-item extractors that turn raw items into normalised
+//!   facts (statuses, error identifiers, ACP codes, exits, text haystacks).
+//! - [`catalogue`]: the versioned data catalogue (`catalogue/` at the
+//!   repository root): code registry, rules in priority tiers, timing
+//!   profiles; loaded once, validated loudly, compiled into matchers
+//!   (`prefilter`: an Aho-Corasick pass picks which patterns run).
+//! - [`timing`]: retry-after, reset headers, RetryInfo, prose durations,
+//!   epochs and zoned clock times, validated against `occurred_at`.
+//! - [`sanitize`]: redaction and the bounded `safe_excerpt`.
+//! - [`classifier`]: [`classify`], the pure function tying them together.
+//! - [`unknown`]: the bounded log of unrecognised evidence.
+//! - [`fixtures`]: the fixture format and runner; [`cli`]: the CLI commands.
+
+pub mod catalogue;
+pub mod classifier;
+pub mod cli;
+pub mod evidence;
+mod extract;
+pub mod fixtures;
+mod prefilter;
+pub mod sanitize;
+pub mod timing;
+pub mod unknown;
+
+pub use catalogue::{
+    Catalogue, CatalogueError, CatalogueSpec, CatalogueSummary, CodeSummary, Confidence,
+    Explanation, RuleMatch, Scope,
+};
+pub use classifier::{
+    classify, classify_at, classify_json, classify_json_at, classify_line, Classification,
+    RULE_CONFLICT, RULE_UNMATCHED,
+};
+pub use evidence::{Evidence, EvidenceError, Item, Phase};
+pub use unknown::{UnknownEntry, UnknownLog, UnknownSnapshot};

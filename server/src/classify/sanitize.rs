@@ -1,0 +1,501 @@
+//! Sanitising: the only provider text that leaves the classifier is a short
+//! excerpt with secrets and identities removed.
+//!
+//! Redacted: API keys (`sk-…`, `sk-ant-…`, `sk-proj-…`, `AIza…`, `gh?_…`,
+//! `xai-…`, `gsk_…`, AWS access keys), masked key fragments, bearer and basic
+//! credentials, JWTs, `key=value` secrets, URL query strings, emails, org /
+//! user / project / account identifiers, UUIDs, long digit runs (project
+//! numbers, account ids) and any long token that mixes letters and digits
+//! (request ids, key tails). Model names like `claude-3-5-sonnet-20241022`
+//! survive because no part of them is a long mixed token.
+
+use std::borrow::Cow;
+
+/// Longest excerpt, in characters.
+pub const MAX_EXCERPT_CHARS: usize = 240;
+
+/// Prefixes of org, user, project, account, session and customer ids.
+const ID_PREFIXES: &[&[u8]] = &[
+    b"org",
+    b"user",
+    b"proj",
+    b"project",
+    b"acct",
+    b"account",
+    b"team",
+    b"ws",
+    b"workspace",
+    b"sess",
+    b"session",
+    b"cus",
+];
+/// Names whose value is a secret (`api_key=…`, `Authorization: …`).
+const SECRET_NAMES: &[&[u8]] = &[
+    b"api_key",
+    b"api-key",
+    b"apikey",
+    b"secret",
+    b"password",
+    b"passwd",
+    b"authorization",
+    b"credential",
+];
+
+/// Redacts secrets and identifiers in `text`.
+///
+/// One pass over tokens (runs of bytes between whitespace, quotes, brackets,
+/// commas and semicolons). A token is replaced whole when it is, or contains
+/// after a `=` / `:` / `/`, a key (`sk-…`, `AIza…`, `gh?_…`, JWTs), a URL
+/// query string, an email, a UUID, an org/user/project/account id with a
+/// digit, a run of nine or more digits, or a long part mixing letters and
+/// digits. The value after a secret name (`api_key=`, `Authorization:`,
+/// `Bearer`, `API key provided:`) is replaced too.
+pub fn redact(text: &str) -> String {
+    match redact_cow(text) {
+        Cow::Borrowed(s) => s.to_owned(),
+        Cow::Owned(s) => s,
+    }
+}
+
+/// Bytes that separate tokens: whitespace, quotes, brackets, `,`, `;`, `|`.
+static DELIM: [bool; 256] = {
+    let mut t = [false; 256];
+    let d = b" \t\n\r\x0b\x0c\"'`()[]{}<>,;|";
+    let mut i = 0;
+    while i < d.len() {
+        t[d[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+fn is_delim(c: u8) -> bool {
+    DELIM[c as usize]
+}
+
+fn redact_cow(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut expect_secret = false;
+    let mut prev_key = false; // previous token was "key" (for "API key provided:")
+    let mut i = 0;
+    while i < b.len() {
+        if is_delim(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && !is_delim(b[i]) {
+            i += 1;
+        }
+        let tok = &b[start..i];
+        // Keep trailing sentence punctuation outside the replaced span.
+        let mut end = i;
+        while end > start + 1 && matches!(b[end - 1], b'.' | b':' | b'!' | b'?') {
+            end -= 1;
+        }
+        let core = &b[start..end];
+        let is_bearer = core.eq_ignore_ascii_case(b"bearer") || core.eq_ignore_ascii_case(b"basic");
+        let is_sep = core == b":" || core == b"=";
+        let replacement = if expect_secret && !is_bearer && !is_sep {
+            expect_secret = false;
+            Some("[redacted]")
+        } else {
+            classify_token(core)
+        };
+        // Does a secret's value follow? `name:`, `name=`, `"name": …`,
+        // `Bearer …`, `API key provided: …`.
+        let last = tok[tok.len() - 1];
+        if is_bearer {
+            expect_secret = true;
+        } else if matches!(last, b':' | b'=') && tok.len() > 1 {
+            expect_secret |= is_secret_name(&tok[..tok.len() - 1])
+                || (prev_key && tok.eq_ignore_ascii_case(b"provided:"));
+        } else if !is_sep && next_is_separator(b, i) && is_secret_name(core) {
+            expect_secret = true;
+        }
+        prev_key = core.eq_ignore_ascii_case(b"key");
+        if let Some(r) = replacement {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[copied..start]);
+            o.push_str(r);
+            copied = end;
+        }
+    }
+    match out {
+        Some(mut o) => {
+            o.push_str(&text[copied..]);
+            Cow::Owned(o)
+        }
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// The next non-delimiter byte after `i` (skipping quotes and spaces) is
+/// `:` or `=`.
+fn next_is_separator(b: &[u8], mut i: usize) -> bool {
+    while i < b.len() && is_delim(b[i]) && b[i] != b'\n' {
+        i += 1;
+    }
+    matches!(b.get(i), Some(b':' | b'='))
+}
+
+fn is_secret_name(t: &[u8]) -> bool {
+    if t.len() < 5 || t.len() > 64 {
+        return false;
+    }
+    let ends_token = t.len() >= 5 && t[t.len() - 5..].eq_ignore_ascii_case(b"token");
+    ends_token
+        || SECRET_NAMES
+            .iter()
+            .any(|n| t.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n)))
+}
+
+/// What one token must become, if anything.
+fn classify_token(t: &[u8]) -> Option<&'static str> {
+    if t.len() < 4 {
+        return None;
+    }
+    // One pass: what kinds of bytes does the token hold?
+    let (mut digit, mut alpha, mut other) = (false, false, false);
+    let (mut run, mut max_run) = (0usize, 0usize);
+    let mut at = None;
+    for (k, &c) in t.iter().enumerate() {
+        if c.is_ascii_digit() {
+            digit = true;
+            run += 1;
+            max_run = max_run.max(run);
+            continue;
+        }
+        run = 0;
+        if c.is_ascii_alphabetic() {
+            alpha = true;
+        } else {
+            other = true;
+            if c == b'@' && at.is_none() {
+                at = Some(k);
+            }
+        }
+    }
+    // Plain words: nothing to hide unless absurdly long.
+    if !digit && !other {
+        return (t.len() >= 32).then_some("[id]");
+    }
+    if max_run >= 9 {
+        return Some("[id]");
+    }
+    if other {
+        if let Some(p) = t.windows(3).position(|w| w == b"://") {
+            // URL: the query string and any user info go.
+            if t.contains(&b'?') || t[p + 3..].contains(&b'@') {
+                return Some("[url]");
+            }
+        } else if let Some(a) = at {
+            if a > 0 && t[a + 1..].contains(&b'.') {
+                return Some("[email]");
+            }
+        }
+        if t.len() >= 36 && t.iter().filter(|&&c| c == b'-').count() >= 4 && has_uuid(t) {
+            return Some("[id]");
+        }
+    }
+    // Sub-parts after `=`, `:` and `/` (`key=sk-…`, `ANTHROPIC_API_KEY:sk-…`).
+    let mut parts = t.split(|&c| c == b'=' || c == b':' || c == b'/');
+    if parts.any(|part| part.len() >= 4 && (is_key(part) || (digit && is_id_with_prefix(part)))) {
+        return Some(if is_id_like(t) { "[id]" } else { "[key]" });
+    }
+    (t.len() >= 16 && digit && alpha || t.len() >= 32)
+        .then_some(())
+        .filter(|_| has_mixed_part(t))
+        .map(|_| "[id]")
+}
+
+/// Whether a token that matched is an id rather than a key (for the marker).
+fn is_id_like(t: &[u8]) -> bool {
+    t.split(|&c| c == b'=' || c == b':' || c == b'/')
+        .any(is_id_with_prefix)
+}
+
+fn is_key(part: &[u8]) -> bool {
+    match part[0].to_ascii_lowercase() {
+        b'a' => {
+            (starts_with_ci(part, b"aiza") && part.len() >= 8)
+                || ((part.starts_with(b"AKIA") || part.starts_with(b"ASIA"))
+                    && part.len() >= 16
+                    && part
+                        .iter()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+        }
+        b's' | b'p' | b'r' => part.len() >= 8 && part[1..3].eq_ignore_ascii_case(b"k-"),
+        b'g' => {
+            part.len() >= 8
+                && (starts_with_ci(part, b"github_pat_")
+                    || starts_with_ci(part, b"gsk_")
+                    || (part[1].eq_ignore_ascii_case(&b'h')
+                        && b"pousr".contains(&part[2].to_ascii_lowercase())
+                        && part[3] == b'_'))
+        }
+        b'x' => part.len() >= 8 && starts_with_ci(part, b"xai-"),
+        b'y' => starts_with_ci(part, b"ya29."),
+        b'e' => starts_with_ci(part, b"eyj") && part.contains(&b'.') && part.len() >= 12,
+        _ => false,
+    }
+}
+
+fn starts_with_ci(t: &[u8], p: &[u8]) -> bool {
+    t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p)
+}
+
+/// `org-Zk4f…`, `user_8rTq…`, `proj_123`: a known prefix, a separator, and an
+/// alphanumeric value with a digit.
+fn is_id_with_prefix(part: &[u8]) -> bool {
+    ID_PREFIXES.iter().any(|p| {
+        starts_with_ci(part, p)
+            && matches!(part.get(p.len()), Some(b'-' | b'_'))
+            && part.len() > p.len() + 1
+            && part[p.len() + 1..].iter().any(u8::is_ascii_digit)
+            && part[p.len() + 1..]
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// 8-4-4-4-12 hex groups anywhere in the token.
+fn has_uuid(t: &[u8]) -> bool {
+    let groups = [8usize, 4, 4, 4, 12];
+    let mut i = 0;
+    while i + 36 <= t.len() {
+        let mut p = i;
+        let ok = groups.iter().enumerate().all(|(g, &n)| {
+            let run = t[p..p + n].iter().all(u8::is_ascii_hexdigit);
+            p += n;
+            let sep = g == 4 || t.get(p) == Some(&b'-');
+            p += usize::from(g < 4);
+            run && sep
+        });
+        if ok {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// A `-`/`_`-separated part of ≥ 16 characters with both a letter and a
+/// digit, or of ≥ 32 characters: request ids, key tails, random account ids.
+fn has_mixed_part(t: &[u8]) -> bool {
+    if t.len() < 16 {
+        return false;
+    }
+    t.split(|&c| !c.is_ascii_alphanumeric() && c != b'*')
+        .any(|p| {
+            p.len() >= 32
+                || (p.len() >= 16
+                    && p.iter().any(u8::is_ascii_digit)
+                    && p.iter().any(u8::is_ascii_alphabetic))
+        })
+}
+
+/// A bounded, single-line, redacted excerpt of `text`, centred near `focus`
+/// (a byte offset where the decisive words start).
+pub fn excerpt(text: &str, focus: usize) -> String {
+    let red = redact(window(text, focus));
+    // Collapse whitespace and control characters to single spaces; cut at
+    // MAX_EXCERPT_CHARS with an ellipsis.
+    let b = red.as_bytes();
+    let mut out = String::with_capacity(b.len().min(4 * MAX_EXCERPT_CHARS));
+    let mut count = 0usize;
+    let mut pending_space = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            if c <= b' ' || c == 0x7f {
+                pending_space = !out.is_empty();
+                i += 1;
+                continue;
+            }
+            // A run of visible ASCII: copy as much as fits at once.
+            let start = i;
+            while i < b.len() && b[i] > b' ' && b[i] < 0x7f {
+                i += 1;
+            }
+            let run = &red[start..i];
+            if !push_bounded(&mut out, &mut count, &mut pending_space, run, run.len()) {
+                return finish_cut(out);
+            }
+            continue;
+        }
+        let ch = red[i..].chars().next().unwrap_or(' ');
+        let len = ch.len_utf8();
+        if ch.is_whitespace() || ch.is_control() {
+            pending_space = !out.is_empty();
+        } else if !push_bounded(
+            &mut out,
+            &mut count,
+            &mut pending_space,
+            &red[i..i + len],
+            1,
+        ) {
+            return finish_cut(out);
+        }
+        i += len;
+    }
+    out
+}
+
+/// Appends `s` (`chars` characters, after a pending space) while the excerpt
+/// stays within MAX_EXCERPT_CHARS - 1 characters, which leaves room for the
+/// ellipsis; false when it had to stop short.
+fn push_bounded(
+    out: &mut String,
+    count: &mut usize,
+    pending: &mut bool,
+    s: &str,
+    chars: usize,
+) -> bool {
+    let space = usize::from(std::mem::take(pending));
+    let room = (MAX_EXCERPT_CHARS - 1).saturating_sub(*count);
+    if space + chars <= room {
+        if space == 1 {
+            out.push(' ');
+        }
+        out.push_str(s);
+        *count += space + chars;
+        return true;
+    }
+    if space == 1 && room >= 1 {
+        out.push(' ');
+        *count += 1;
+    }
+    for ch in s.chars() {
+        if *count >= MAX_EXCERPT_CHARS - 1 {
+            break;
+        }
+        out.push(ch);
+        *count += 1;
+    }
+    false
+}
+
+fn finish_cut(mut out: String) -> String {
+    let t = out.trim_end().len();
+    out.truncate(t);
+    out.push('…');
+    out
+}
+
+/// Picks at most ~320 bytes of `text` around `focus`, cut at whitespace so no
+/// secret is split into an unrecognisable fragment at the edges.
+fn window(text: &str, focus: usize) -> &str {
+    const BEFORE: usize = 40;
+    const AFTER: usize = 280;
+    if text.len() <= BEFORE + AFTER {
+        return text;
+    }
+    let mut focus = focus.min(text.len());
+    while focus > 0 && !text.is_char_boundary(focus) {
+        focus -= 1;
+    }
+    let mut start = focus.saturating_sub(BEFORE);
+    while start > 0 && !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    if start > 0 {
+        // Begin after the nearest whitespace at or before `start` (or at the focus).
+        start = match text.as_bytes()[start..focus]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+        {
+            Some(off) => start + off + 1,
+            None => focus,
+        };
+    }
+    let mut end = (focus + AFTER).min(text.len());
+    while end < text.len() && !text.is_char_boundary(end) {
+        end += 1;
+    }
+    if end < text.len() {
+        end = match text.as_bytes()[start..end]
+            .iter()
+            .rposition(u8::is_ascii_whitespace)
+        {
+            Some(off) if start + off > focus => start + off,
+            _ => end,
+        };
+    }
+    &text[start..end]
+}
+
+/// Sanitises an identifier echoed in a classification (provider or model id).
+pub fn identifier(s: &str) -> String {
+    let s = super::evidence::cut(s.trim(), 128).0;
+    match redact_cow(s) {
+        Cow::Borrowed(b) if !b.chars().any(char::is_control) => b.to_owned(),
+        red => red.chars().filter(|c| !c.is_control()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_and_ids_are_redacted() {
+        let cases = [
+            "Authorization: Bearer sk-proj-7Hk2Lm9Qx4Rt8Vz1Wb5Nc3Yd6Fg0JpaB2cD4eF6gH8iJ0kL2mN4oP6qR8sT0uV2wX4yZ6T3BlbkFJq",
+            "ANTHROPIC_API_KEY: sk-ant-...Qm7TzR2kLw9XbN4cVh8E",
+            "organization (3f9c2a71-5b8e-4d0c-9a6f-1e2b7c4d8f05) of 30,000",
+            "in organization org-Zk4fQ9wLm2Rt7YxVb3NpHc8D on tokens",
+            "organization `org_01kkzx6nksef6bhcgew8gyrq9e` service tier",
+            "consumer 'project_number:418273659012'",
+            "projects/177838813423",
+            "user-8rTq2Lm5Wz9XcV4bN1kH7pJd",
+            "mail me: dev.person@example.com",
+            "https://x.example/v1?key=AIzaSyD-abcdefghijklmno&alt=sse",
+            "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig",
+            "key=ghp_abcdefghijklmnopqrstuvwxyz0123",
+        ];
+        let leaks = [
+            "7Hk2Lm9Qx4Rt8Vz1Wb5Nc3Yd6Fg0J",
+            "Qm7TzR2kLw9XbN4cVh8E",
+            "3f9c2a71-5b8e-4d0c-9a6f-1e2b7c4d8f05",
+            "Zk4fQ9wLm2Rt7YxVb3NpHc8D",
+            "01kkzx6nksef6bhcgew8gyrq9e",
+            "418273659012",
+            "177838813423",
+            "8rTq2Lm5Wz9XcV4bN1kH7pJd",
+            "dev.person@example.com",
+            "AIzaSyD",
+            "eyJhbGciOiJIUzI1NiJ9",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123",
+        ];
+        for (c, leak) in cases.iter().zip(leaks) {
+            let r = redact(c);
+            assert!(!r.contains(leak), "{c} -> {r}");
+        }
+    }
+
+    #[test]
+    fn model_names_survive() {
+        for m in [
+            "claude-3-5-sonnet-20241022",
+            "gpt-4o-mini-2024-07-18",
+            "gemini-2.5-pro",
+            "anthropic.claude-3-5-sonnet-20240620-v1:0",
+        ] {
+            assert_eq!(redact(m), m);
+        }
+    }
+
+    #[test]
+    fn excerpts_are_bounded_single_line() {
+        let long = "word ".repeat(500);
+        let e = excerpt(&long, 1000);
+        assert!(e.chars().count() <= MAX_EXCERPT_CHARS);
+        assert!(!e.contains('\n'));
+        let e = excerpt("a\n\n b\tc", 0);
+        assert_eq!(e, "a b c");
+    }
+}
