@@ -15,13 +15,21 @@ struct Server {
     api: Api,
 }
 
+impl Drop for Server {
+    /// A failing test must not leave a server behind.
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 async fn spawn(db_url: &str) -> Server {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let child = Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
         .arg("serve")
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
@@ -42,6 +50,8 @@ async fn spawn(db_url: &str) -> Server {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the server did not become ready");
 }
 

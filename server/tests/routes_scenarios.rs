@@ -18,7 +18,7 @@ async fn attempts(api: &Api, id: &str) -> Vec<Value> {
         .clone()
 }
 
-/// 1. A capacity error before output, transient policy 3 retries from 5 s:
+/// Scenario 1: A capacity error before output, transient policy 3 retries from 5 s:
 /// waits of 5, 10 and 20 s are persisted, then the exhausted outcome.
 async fn capacity_error_retries_5_10_20_then_applies_the_outcome(engine: Engine) {
     let s = TestServer::start(engine).await;
@@ -80,7 +80,7 @@ async fn capacity_error_retries_5_10_20_then_applies_the_outcome(engine: Engine)
         .is_some_and(|v| !v.is_empty())));
 }
 
-/// 2. A quota error with a trusted reset one minute out and a five-minute
+/// Scenario 2: A quota error with a trusted reset one minute out and a five-minute
 /// maximum wait: the route waits durably and retries the same candidate once.
 async fn near_reset_is_waited_for_then_retried_once(engine: Engine) {
     let s = TestServer::start(engine).await;
@@ -122,7 +122,7 @@ async fn near_reset_is_waited_for_then_retried_once(engine: Engine) {
     assert_eq!(answer["route"]["candidate"]["label"], "Claude");
 }
 
-/// 3. The same reset six hours out with a five-minute maximum is neither
+/// Scenario 3: The same reset six hours out with a five-minute maximum is neither
 /// shortened nor waited for: retry (or the exhausted outcome) instead.
 async fn far_reset_is_not_shortened(engine: Engine) {
     let s = TestServer::start(engine).await;
@@ -154,7 +154,7 @@ async fn far_reset_is_not_shortened(engine: Engine) {
     assert_eq!(answer["route"]["state"], "switching");
 }
 
-/// 4. Exhausted with skip and another candidate eligible: the same logical
+/// Scenario 4: Exhausted with skip and another candidate eligible: the same logical
 /// route advances to it, and reports for the new invocation count.
 async fn skip_advances_the_same_route(engine: Engine) {
     let s = TestServer::start(engine).await;
@@ -214,7 +214,7 @@ async fn skip_advances_the_same_route(engine: Engine) {
     assert_eq!(answer["decision"]["retry_ordinal"], 1);
 }
 
-/// 5. No retry, no wait, stop: exhausted credits stop the route for a
+/// Scenario 5: No retry, no wait, stop: exhausted credits stop the route for a
 /// person without trying another provider.
 async fn credits_exhausted_with_stop_needs_a_person(engine: Engine) {
     let s = TestServer::start(engine).await;
@@ -243,7 +243,7 @@ async fn credits_exhausted_with_stop_needs_a_person(engine: Engine) {
     );
 }
 
-/// 6. An unknown error stops automatic recovery and keeps only bounded,
+/// Scenario 6: An unknown error stops automatic recovery and keeps only bounded,
 /// sanitised evidence for a future fixture.
 async fn unknown_errors_stop_and_keep_only_sanitised_evidence(engine: Engine) {
     let s = TestServer::start(engine).await;
@@ -286,7 +286,7 @@ async fn unknown_errors_stop_and_keep_only_sanitised_evidence(engine: Engine) {
     );
 }
 
-/// 7. A failure after tool activity stops for a person whatever the policy says.
+/// Scenario 7: A failure after tool activity stops for a person whatever the policy says.
 async fn tool_activity_overrides_the_policy(engine: Engine) {
     let s = TestServer::start(engine).await;
     let api = s.api();
@@ -323,7 +323,7 @@ async fn tool_activity_overrides_the_policy(engine: Engine) {
     assert!(api.claim(id).await.is_empty());
 }
 
-/// 8. Kanban and Office on the same profile and the same classified,
+/// Scenario 8: Kanban and Office on the same profile and the same classified,
 /// effect-safe error get the same transition.
 async fn kanban_and_office_get_the_same_transition(engine: Engine) {
     let s = TestServer::start(engine).await;
