@@ -7,7 +7,7 @@
 
 use crate::policy::FieldError;
 use crate::profile::Profile;
-use crate::route::RouteSnapshot;
+use crate::route::{Attempt, RouteSnapshot};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -60,6 +60,11 @@ impl fmt::Display for ApiError {
 pub trait Backend: Send + Sync {
     async fn list_profiles(&self) -> Result<Vec<Profile>, ApiError>;
     async fn get_profile(&self, id: &str) -> Result<Profile, ApiError>;
+    /// Routes, most recently updated first; only `profile_id`'s when given.
+    async fn list_routes(&self, profile_id: Option<&str>) -> Result<Vec<RouteSnapshot>, ApiError>;
+    async fn get_route(&self, id: &str) -> Result<RouteSnapshot, ApiError>;
+    /// A route's attempt history, newest first.
+    async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError>;
 }
 
 #[cfg(feature = "ssr")]
@@ -91,6 +96,61 @@ pub async fn get_profile(id: String) -> Result<Profile, ApiError> {
     {
         browser::get(&format!("/api/v1/profiles/{}", browser::encode(&id))).await
     }
+}
+
+/// Routes, most recently updated first; only those of `profile_id` when given.
+pub async fn list_routes(profile_id: Option<String>) -> Result<Vec<RouteSnapshot>, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.list_routes(profile_id.as_deref()).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let path = match profile_id {
+            Some(p) => format!("/api/v1/routes?profile_id={}", browser::encode(&p)),
+            None => "/api/v1/routes".to_string(),
+        };
+        browser::get(&path).await
+    }
+}
+
+pub async fn get_route(id: String) -> Result<RouteSnapshot, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.get_route(&id).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get(&format!("/api/v1/routes/{}", browser::encode(&id))).await
+    }
+}
+
+/// A route's append-only attempt history, newest first.
+pub async fn route_attempts(id: String) -> Result<Vec<Attempt>, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.route_attempts(&id).await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get(&format!("/api/v1/routes/{}/attempts", browser::encode(&id))).await
+    }
+}
+
+/// Sends a manual action (`retry_now`, `skip_now`, `cancel`, `stop`) fenced
+/// by the generation the page shows. A stale generation answers 409 with
+/// the authoritative route in [`ApiError::route`].
+pub async fn act_on_route(
+    id: &str,
+    action: &str,
+    expected_generation: i64,
+) -> Result<RouteSnapshot, ApiError> {
+    browser::send(
+        "POST",
+        &format!("/api/v1/routes/{}/actions", browser::encode(id)),
+        &serde_json::json!({"action": action, "expected_generation": expected_generation}),
+    )
+    .await
 }
 
 /// Creates a profile from its JSON body (browser only).

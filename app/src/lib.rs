@@ -4,8 +4,10 @@
 //! - [`policy`]: the version-1 class policy document — limits, validation,
 //!   schedule, legacy normalisation. Pure Rust, shared by server and browser.
 //! - [`profile`]: dynamic profiles on the wire and their validation.
+//! - [`route`]: route snapshots, attempts and events on the wire.
 //! - [`api`]: the browser's (and server renderer's) access to the REST API.
-//! - [`pages`] and [`components`]: the Leptos UI.
+//! - [`pages`] and [`components`]: the Leptos UI — profile settings and the
+//!   live route panels.
 //!
 //! Compiled twice: with `ssr` into the server, with `hydrate` into WASM.
 #![forbid(unsafe_code)]
@@ -60,6 +62,7 @@ pub fn App() -> impl IntoView {
                 <A href="/profiles" attr:class="brand">"Provider Error Recovery"</A>
                 <nav aria-label="Main">
                     <A href="/profiles">"Profiles"</A>
+                    <A href="/routes">"Routes"</A>
                 </nav>
             </header>
             <main>
@@ -68,6 +71,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles") view=pages::profiles::ProfilesPage/>
                     <Route path=path!("/profiles/new") view=pages::profile::NewProfilePage/>
                     <Route path=path!("/profiles/:id") view=pages::profile::ProfilePage/>
+                    <Route path=path!("/routes") view=pages::routes::RoutesPage/>
+                    <Route path=path!("/routes/:id") view=pages::routes::RoutePage/>
                 </Routes>
             </main>
         </Router>

@@ -176,6 +176,9 @@ pub struct LastFailure {
     pub class: ErrorClass,
     /// A cause written from the code ("Provider overloaded"), never raw text.
     pub safe_cause: String,
+    /// The provider's HTTP error status, when the evidence had one (≥ 400).
+    #[serde(default)]
+    pub http_status: Option<u16>,
 }
 
 /// The authoritative state of a route, as every route endpoint answers it.
@@ -218,6 +221,8 @@ pub struct Attempt {
     pub catalogue_version: String,
     pub classifier_rule: String,
     pub safe_excerpt: String,
+    /// The provider's HTTP error status, when the evidence had one (≥ 400).
+    pub http_status: Option<u16>,
     /// The class policy in force when the decision was made.
     #[cfg_attr(feature = "ssr", schema(value_type = Object))]
     pub policy: serde_json::Value,
@@ -270,6 +275,29 @@ pub struct Dispatch {
     pub candidate: CandidateRef,
     pub reason: DispatchReason,
     pub lease_until: Option<DateTime<Utc>>,
+}
+
+/// Event kinds (the SSE `event:` field). Browsers only receive named events
+/// they listen for, so this list is the one both sides use.
+pub mod event_kind {
+    pub const CREATED: &str = "route.created";
+    pub const FAILURE: &str = "route.failure";
+    pub const FIRED: &str = "route.fired";
+    pub const ACTION: &str = "route.action";
+    pub const EFFECT: &str = "route.effect";
+    pub const SUCCESS: &str = "route.success";
+    pub const DISPATCH_ACKED: &str = "route.dispatch_acked";
+    pub const AMBIGUOUS: &str = "route.ambiguous";
+    pub const ALL: [&str; 8] = [
+        CREATED,
+        FAILURE,
+        FIRED,
+        ACTION,
+        EFFECT,
+        SUCCESS,
+        DISPATCH_ACKED,
+        AMBIGUOUS,
+    ];
 }
 
 /// A committed transition, as `GET /api/v1/events` streams it.

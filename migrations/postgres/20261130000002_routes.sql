@@ -45,6 +45,7 @@ CREATE TABLE attempts (
     catalogue_version TEXT NOT NULL,
     classifier_rule   TEXT NOT NULL,
     safe_excerpt      TEXT NOT NULL,
+    http_status       BIGINT,
     policy            TEXT NOT NULL,
     decision          TEXT NOT NULL,
     retry_ordinal     BIGINT NOT NULL,

@@ -38,6 +38,7 @@ async fn capacity_error_retries_5_10_20_then_applies_the_outcome(engine: Engine)
     for (ordinal, delay) in [(1, 5), (2, 10), (3, 20)] {
         let answer = api.fail(&route, overloaded()).await;
         assert_eq!(answer["classification"]["code"], "provider_overloaded");
+        assert_eq!(answer["route"]["last_failure"]["http_status"], 529);
         assert_eq!(answer["decision"]["kind"], "retry");
         assert_eq!(answer["decision"]["delay_seconds"], delay);
         route = answer["route"].clone();

@@ -2,7 +2,10 @@
 
 mod support;
 
-use server::store::{ProfileRow, StoreError};
+use server::store::{
+    AttemptRow, ClaimFilter, Commit, DispatchRow, ProfileRow, RouteFilter, RouteRow, ScheduleRow,
+    StoreError,
+};
 use support::{Engine, TestDb};
 
 fn row(id: &str) -> ProfileRow {
@@ -97,6 +100,181 @@ async fn settings_are_set_once(engine: Engine) {
     s.ping().await.unwrap();
 }
 
+fn route_row(id: &str, generation: i64) -> RouteRow {
+    RouteRow {
+        id: id.into(),
+        profile_id: "p".into(),
+        caller_kind: "kanban".into(),
+        caller_ref: "t".into(),
+        state: "retry_wait".into(),
+        generation,
+        cycle: 1,
+        candidate_index: 0,
+        candidate_id: "c0".into(),
+        candidate_label: "Claude".into(),
+        invocation_id: "inv".into(),
+        prompt_generation: 1,
+        effects: 0,
+        provider_session_id: None,
+        memory: "{}".into(),
+        pending: Some("{\"kind\":\"retry\"}".into()),
+        last_failure: None,
+        reason: None,
+        created_at: 1_000,
+        updated_at: 2_000,
+    }
+}
+
+async fn route_commits_are_atomic_and_fenced(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    let attempt = AttemptRow {
+        route_id: "r".into(),
+        seq: 0,
+        generation: 1,
+        cycle: 1,
+        candidate_index: 0,
+        candidate_id: "c0".into(),
+        candidate_label: "Claude".into(),
+        invocation_id: "inv".into(),
+        code: "provider_overloaded".into(),
+        class: "transient".into(),
+        catalogue_version: "1.0.0".into(),
+        classifier_rule: "anthropic.overloaded".into(),
+        safe_excerpt: "HTTP 529".into(),
+        http_status: Some(529),
+        policy: "{\"retry\":{}}".into(),
+        decision: "retry".into(),
+        retry_ordinal: 1,
+        deadline: Some(7_000),
+        outcome: "retry_wait".into(),
+        created_at: 2_000,
+    };
+    let schedule = ScheduleRow {
+        id: "s1".into(),
+        route_id: "r".into(),
+        generation: 1,
+        kind: "retry".into(),
+        deadline: 7_000,
+        state: "armed".into(),
+        created_at: 2_000,
+    };
+    let first = s
+        .commit(&Commit {
+            expected_generation: None,
+            route: Some(route_row("r", 1)),
+            attempt: Some(attempt.clone()),
+            schedule: Some(schedule.clone()),
+            event_kind: "route.failure".into(),
+            event_payload: "{}".into(),
+            ..Commit::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(s.get_route("r").await.unwrap().unwrap(), route_row("r", 1));
+    assert_eq!(
+        s.list_attempts("r").await.unwrap(),
+        vec![AttemptRow {
+            seq: 1,
+            ..attempt.clone()
+        }]
+    );
+    assert_eq!(
+        s.due_schedules(7_000, 10).await.unwrap(),
+        vec![schedule.clone()]
+    );
+    assert!(s.due_schedules(6_999, 10).await.unwrap().is_empty());
+    assert_eq!(s.next_deadline().await.unwrap(), Some(7_000));
+
+    // A stale generation writes nothing at all.
+    let stale = s
+        .commit(&Commit {
+            expected_generation: Some(7),
+            route: Some(route_row("r", 8)),
+            attempt: Some(attempt.clone()),
+            event_kind: "route.failure".into(),
+            event_payload: "{}".into(),
+            ..Commit::default()
+        })
+        .await;
+    assert!(
+        matches!(stale, Err(StoreError::StaleGeneration { current: 1 })),
+        "{stale:?}"
+    );
+    assert_eq!(s.list_attempts("r").await.unwrap().len(), 1);
+    assert_eq!(s.last_event_id().await.unwrap(), first);
+
+    // Firing: the schedule is consumed, a dispatch created, older ones voided.
+    let dispatch = DispatchRow {
+        id: "d1".into(),
+        route_id: "r".into(),
+        generation: 2,
+        invocation_id: "inv2".into(),
+        prompt_generation: 1,
+        candidate_index: 0,
+        candidate_id: "c0".into(),
+        candidate_label: "Claude".into(),
+        caller_kind: "kanban".into(),
+        reason: "retry".into(),
+        state: "pending".into(),
+        lease_until: None,
+        created_at: 7_001,
+        claimed_at: None,
+        acked_at: None,
+    };
+    let second = s
+        .commit(&Commit {
+            expected_generation: Some(1),
+            route: Some(RouteRow {
+                state: "retrying".into(),
+                ..route_row("r", 2)
+            }),
+            fire_schedule: Some("s1".into()),
+            dispatch: Some(dispatch.clone()),
+            event_kind: "route.fired".into(),
+            event_payload: "{}".into(),
+            ..Commit::default()
+        })
+        .await
+        .unwrap();
+    assert!(second > first);
+    assert!(s.due_schedules(i64::MAX, 10).await.unwrap().is_empty());
+    assert_eq!(s.count_schedules("fired").await.unwrap(), 1);
+    // Claiming is exclusive.
+    let filter = ClaimFilter {
+        route_id: Some("r".into()),
+        caller_kind: None,
+        limit: 10,
+    };
+    let claimed = s.claim_dispatches(&filter, 8_000, 68_000).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        (claimed[0].state.as_str(), claimed[0].lease_until),
+        ("claimed", Some(68_000))
+    );
+    assert!(s
+        .claim_dispatches(&filter, 8_000, 68_000)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(s.claimed_dispatches(Some(68_001)).await.unwrap().len(), 1);
+    assert!(s.claimed_dispatches(Some(68_000)).await.unwrap().is_empty());
+    let events = s.events_after(first, Some("r"), 10).await.unwrap();
+    assert_eq!(
+        events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
+        ["route.fired"]
+    );
+    let listed = s
+        .list_routes(&RouteFilter {
+            state: Some("retrying".into()),
+            limit: 10,
+            ..RouteFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+}
+
 macro_rules! on_both_engines {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -108,4 +286,8 @@ macro_rules! on_both_engines {
     };
 }
 
-on_both_engines!(profiles_crud_with_revisions, settings_are_set_once);
+on_both_engines!(
+    profiles_crud_with_revisions,
+    settings_are_set_once,
+    route_commits_are_atomic_and_fenced
+);

@@ -170,7 +170,13 @@ impl ClassDraft {
     }
 }
 
+/// Keys of rows made in the browser. Rows rendered by the server (a loaded
+/// profile's rows, keyed by index, and the first row of a new profile,
+/// keyed `FIRST_BLANK_KEY`) never use the counter, so server and browser
+/// agree on every id the page was rendered with, and a row added later can
+/// never reuse one.
 static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+const FIRST_BLANK_KEY: u64 = 1_000_000;
 
 /// One candidate being edited. `key` identifies the row across reorders.
 #[derive(Debug, Clone)]
@@ -207,7 +213,11 @@ impl CandidateDraft {
     /// Keys of new rows come from a counter; rows loaded from a profile use
     /// their index, so the server and the browser render the same markup.
     pub fn blank() -> Self {
-        let key = 1_000_000 + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let key = FIRST_BLANK_KEY + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        CandidateDraft::blank_with_key(key)
+    }
+
+    fn blank_with_key(key: u64) -> Self {
         let policy = crate::policy::CandidatePolicy::default();
         CandidateDraft {
             key,
@@ -277,7 +287,7 @@ impl ProfileDraft {
         ProfileDraft {
             name: RwSignal::new(String::new()),
             revision: RwSignal::new(None),
-            candidates: RwSignal::new(vec![CandidateDraft::blank()]),
+            candidates: RwSignal::new(vec![CandidateDraft::blank_with_key(FIRST_BLANK_KEY)]),
         }
     }
 
@@ -289,8 +299,8 @@ impl ProfileDraft {
             p.candidates
                 .iter()
                 .map(|c| {
-                    let key =
-                        1_000_000 + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let key = FIRST_BLANK_KEY
+                        + NEXT_KEY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     CandidateDraft::from_candidate(c, key)
                 })
                 .collect(),

@@ -4,4 +4,8 @@
 pub mod candidate_row;
 pub mod draft;
 pub mod field;
+pub mod live;
 pub mod policy_editor;
+pub mod route_list;
+pub mod route_panel;
+pub mod route_words;

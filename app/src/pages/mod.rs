@@ -2,3 +2,4 @@
 
 pub mod profile;
 pub mod profiles;
+pub mod routes;

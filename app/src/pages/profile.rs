@@ -4,6 +4,7 @@ use crate::api::{self, ApiError};
 use crate::components::candidate_row::CandidateRow;
 use crate::components::draft::{CandidateDraft, ProfileDraft};
 use crate::components::field::{Errors, FieldMessage};
+use crate::components::route_list::{RouteFilter, RouteList};
 use crate::policy::{FieldError, FieldErrorCode};
 use crate::profile::{check_profile, Intent, Profile};
 use leptos::prelude::*;
@@ -25,6 +26,7 @@ pub fn ProfilePage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let profile = Resource::new(id, api::get_profile);
+    let routes = Resource::new(id, |id| api::list_routes(Some(id)));
     view! {
         <Suspense fallback=|| view! { <p class="notice">"Loading the profile…"</p> }>
             {move || Suspend::new(async move {
@@ -34,6 +36,34 @@ pub fn ProfilePage() -> impl IntoView {
                 }
             })}
         </Suspense>
+        <Suspense>
+            {move || Suspend::new(async move {
+                let profile_id = id();
+                // Only under a profile that exists.
+                let known = profile.await.is_ok();
+                routes
+                    .await
+                    .ok()
+                    .filter(|_| known)
+                    .map(|list| view! { <ProfileRoutes profile_id initial=list/> })
+            })}
+        </Suspense>
+    }
+}
+
+/// The active routes using this profile, live, each linking to its panel.
+#[component]
+fn ProfileRoutes(profile_id: String, initial: Vec<crate::route::RouteSnapshot>) -> impl IntoView {
+    let filter = RouteFilter {
+        profile_id: Some(profile_id),
+        active_only: true,
+    };
+    view! {
+        <section class="profile-routes" aria-labelledby="profile-routes-heading">
+            <h2 id="profile-routes-heading">"Active routes using this profile"</h2>
+            <p class="explain">"Edits apply to each route's next failure; a pending wait keeps the policy it was scheduled under."</p>
+            <RouteList initial filter empty="No active route uses this profile."/>
+        </section>
     }
 }
 

@@ -174,6 +174,7 @@ pub fn router(state: AppState, max_body: usize) -> Router {
     MAX_BODY_BYTES.store(max_body, Ordering::Relaxed);
     let backend: SharedBackend = Arc::new(pages::PageBackend {
         profiles: state.profiles.clone(),
+        routes: state.routes.clone(),
     });
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();

@@ -21,8 +21,8 @@ use crate::store::{
 use app::policy::{ClassPolicy, FieldError, FieldErrorCode, PolicyClass};
 use app::profile::Profile;
 use app::route::{
-    safe_cause, Attempt, Caller, CallerKind, Dispatch, DispatchReason, LastFailure, Pending,
-    PendingKind, RouteSnapshot, RouteState,
+    event_kind, safe_cause, Attempt, Caller, CallerKind, Dispatch, DispatchReason, LastFailure,
+    Pending, PendingKind, RouteSnapshot, RouteState,
 };
 use chrono::{DateTime, Utc};
 use machine::{Outcome, Trigger};
@@ -316,7 +316,7 @@ impl Routes {
                 expected: None,
                 commit: Commit::default(),
             },
-            "route.created",
+            event_kind::CREATED,
         )
         .await
     }
@@ -417,6 +417,7 @@ impl Routes {
             code: classification.code.clone(),
             class: classification.class,
             safe_cause: safe_cause(&classification.code),
+            http_status: error_status(&evidence),
         });
         let mut commit = Commit::default();
         let class_policy = |class: PolicyClass| policy.map(|p| *p.class(class));
@@ -504,6 +505,7 @@ impl Routes {
             catalogue_version: classification.catalogue_version.clone(),
             classifier_rule: classification.classifier_rule.clone(),
             safe_excerpt: classification.safe_excerpt.clone(),
+            http_status: error_status(&evidence).map(i64::from),
             policy: failure
                 .class
                 .policy_class()
@@ -521,7 +523,7 @@ impl Routes {
             expected: Some(failed_generation),
             commit,
         };
-        match self.apply(change, "route.failure").await {
+        match self.apply(change, event_kind::FAILURE).await {
             Ok(route) => {
                 metrics::counter!("kandev_decisions_total", "decision" => view.kind.clone())
                     .increment(1);
@@ -596,7 +598,7 @@ impl Routes {
                 if let Some(s) = &report.provider_session_id {
                     next.provider_session_id = Some(s.chars().take(200).collect());
                 }
-                (route.generation, "route.effect")
+                (route.generation, event_kind::EFFECT)
             } else if same_invocation
                 && report.generation < route.generation
                 && route.state.is_waiting()
@@ -605,7 +607,7 @@ impl Routes {
                 next.state = RouteState::ActionRequired;
                 next.pending = None;
                 next.reason = Some("effect_after_failure".into());
-                (route.generation, "route.effect")
+                (route.generation, event_kind::EFFECT)
             } else {
                 // About an invocation the route has left behind.
                 return Ok(route.snapshot(self.now()));
@@ -664,7 +666,7 @@ impl Routes {
         if let Some(d) = self.claimed_dispatch(&route).await? {
             commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
         }
-        self.apply_fenced(next, route.generation, commit, "route.success")
+        self.apply_fenced(next, route.generation, commit, event_kind::SUCCESS)
             .await
     }
 
@@ -784,7 +786,7 @@ impl Routes {
             Action::Cancel => next.reason = Some("cancelled_by_user".into()),
             Action::Stop => next.reason = Some("stopped_by_user".into()),
         }
-        self.apply_fenced(next, route.generation, commit, "route.action")
+        self.apply_fenced(next, route.generation, commit, event_kind::ACTION)
             .await
     }
 
@@ -829,7 +831,7 @@ impl Routes {
                     expected: Some(route.generation),
                     commit,
                 },
-                "route.fired",
+                event_kind::FIRED,
             )
             .await
         {
@@ -950,7 +952,7 @@ impl Routes {
             ack_dispatch: Some((d.id.clone(), self.now().timestamp_millis())),
             ..Commit::default()
         };
-        self.apply_fenced(next, route.generation, commit, "route.dispatch_acked")
+        self.apply_fenced(next, route.generation, commit, event_kind::DISPATCH_ACKED)
             .await
     }
 
@@ -979,7 +981,12 @@ impl Routes {
             next.generation += 1;
             next.reason = Some("ambiguous_dispatch".into());
             match self
-                .apply_fenced(next, route.generation, Commit::default(), "route.ambiguous")
+                .apply_fenced(
+                    next,
+                    route.generation,
+                    Commit::default(),
+                    event_kind::AMBIGUOUS,
+                )
                 .await
             {
                 Ok(_) => stopped += 1,
@@ -989,6 +996,14 @@ impl Routes {
         }
         Ok(stopped)
     }
+}
+
+/// The first HTTP error status in the evidence: a number, safe to show.
+fn error_status(evidence: &Evidence) -> Option<u16> {
+    evidence.items.iter().find_map(|i| match i {
+        crate::classify::Item::Http(h) => h.status.filter(|s| *s >= 400),
+        _ => None,
+    })
 }
 
 fn pending(

@@ -261,6 +261,7 @@ pub fn attempt_to_wire(a: &AttemptRow) -> Attempt {
         catalogue_version: a.catalogue_version.clone(),
         classifier_rule: a.classifier_rule.clone(),
         safe_excerpt: a.safe_excerpt.clone(),
+        http_status: a.http_status.and_then(|s| u16::try_from(s).ok()),
         policy: serde_json::from_str(&a.policy).unwrap_or(serde_json::Value::Null),
         decision: a.decision.clone(),
         retry_ordinal: a.retry_ordinal.max(0) as u32,

@@ -42,6 +42,7 @@ pub struct AttemptRow {
     pub catalogue_version: String,
     pub classifier_rule: String,
     pub safe_excerpt: String,
+    pub http_status: Option<i64>,
     pub policy: String,
     pub decision: String,
     pub retry_ordinal: i64,

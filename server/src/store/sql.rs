@@ -13,7 +13,7 @@ pub(crate) const ROUTE_COLUMNS: &str =
 
 pub(crate) const ATTEMPT_COLUMNS: &str = "route_id, seq, generation, cycle, candidate_index, candidate_id, \
      candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, safe_excerpt, \
-     policy, decision, retry_ordinal, deadline, outcome, created_at";
+     http_status, policy, decision, retry_ordinal, deadline, outcome, created_at";
 
 pub(crate) const DISPATCH_COLUMNS: &str =
     "id, route_id, generation, invocation_id, prompt_generation, \
@@ -317,9 +317,10 @@ macro_rules! impl_store {
                     sqlx::query(
                         "INSERT INTO attempts (route_id, seq, generation, cycle, candidate_index, candidate_id, \
                          candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, \
-                         safe_excerpt, policy, decision, retry_ordinal, deadline, outcome, created_at) \
+                         safe_excerpt, http_status, policy, decision, retry_ordinal, deadline, outcome, \
+                         created_at) \
                          VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE route_id = $2), \
-                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
                     )
                     .bind(&a.route_id)
                     .bind(&a.route_id)
@@ -334,6 +335,7 @@ macro_rules! impl_store {
                     .bind(&a.catalogue_version)
                     .bind(&a.classifier_rule)
                     .bind(&a.safe_excerpt)
+                    .bind(a.http_status)
                     .bind(&a.policy)
                     .bind(&a.decision)
                     .bind(a.retry_ordinal)

@@ -1,0 +1,409 @@
+//! The live route panel: what a route is doing, why, until when and what
+//! comes next, the manual actions its state allows, and its attempt
+//! history. The server's snapshot is the truth; the panel renders the newest
+//! one it has seen (from the page load, the event stream, a re-read after
+//! reconnecting, or an action's answer) and never decides anything itself.
+//!
+//! Countdowns run from the absolute deadline and the server's clock: each
+//! snapshot carries `server_time`, and the difference to the browser's clock
+//! at receipt corrects a browser whose clock is wrong. Reaching zero changes
+//! only the words; the backend fires the schedule.
+
+use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
+use super::route_words::*;
+use crate::api::{self, ApiError};
+use crate::profile::Profile;
+use crate::route::{Attempt, RouteSnapshot, RouteState};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What the route page loads (on the server, then hydrated).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutePageData {
+    pub route: RouteSnapshot,
+    pub attempts: Vec<Attempt>,
+    /// `None` when the profile is gone or unreadable; the panel then names
+    /// no next candidate.
+    pub profile: Option<Profile>,
+}
+
+impl RoutePageData {
+    pub async fn load(id: String) -> Result<RoutePageData, ApiError> {
+        let route = api::get_route(id.clone()).await?;
+        let attempts = api::route_attempts(id).await?;
+        let profile = api::get_profile(route.profile_id.clone()).await.ok();
+        Ok(RoutePageData {
+            route,
+            attempts,
+            profile,
+        })
+    }
+}
+
+/// The panel's reactive copy of the route.
+#[derive(Debug, Clone, Copy)]
+struct LiveRoute {
+    id: StoredValue<String>,
+    snapshot: RwSignal<RouteSnapshot>,
+    attempts: RwSignal<Vec<Attempt>>,
+    profile: RwSignal<Option<Profile>>,
+    /// Server clock minus browser clock (ms), once measured in the browser.
+    offset_ms: RwSignal<Option<f64>>,
+}
+
+impl LiveRoute {
+    /// Takes a snapshot if it is not older than the one shown. `fresh`
+    /// snapshots were made just now (a read or an action's answer); events
+    /// may be replays from before a reconnection.
+    fn accept(self, next: RouteSnapshot, fresh: bool) {
+        // Answers can arrive after the panel is gone: then there is nothing to do.
+        if self.id.try_get_value().is_none_or(|id| id != next.id) {
+            return;
+        }
+        self.observe(&next, fresh);
+        let Some(current) = self.snapshot.try_get_untracked() else {
+            return;
+        };
+        if !is_newer(&next, &current) {
+            return;
+        }
+        let failed_again = next.generation != current.generation;
+        self.snapshot.set(next);
+        if failed_again {
+            self.reload_attempts();
+        }
+    }
+
+    /// Measures the server's clock against the browser's. A replayed event
+    /// carries an old `server_time` and so under-estimates the offset: the
+    /// largest estimate since the last fresh one wins.
+    fn observe(self, snapshot: &RouteSnapshot, fresh: bool) {
+        #[cfg(feature = "hydrate")]
+        {
+            let seen = snapshot.server_time.timestamp_millis() as f64 - super::live::browser_now();
+            self.offset_ms.try_update(|o| {
+                *o = Some(match *o {
+                    Some(current) if !fresh => current.max(seen),
+                    _ => seen,
+                })
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (snapshot, fresh);
+    }
+
+    fn reload_attempts(self) {
+        let Some(id) = self.id.try_get_value() else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = api::route_attempts(id).await {
+                // History only grows: an answer overtaken by a later one is
+                // dropped.
+                self.attempts.try_update(|current| {
+                    if list.len() >= current.len() {
+                        *current = list;
+                    }
+                });
+            }
+        });
+    }
+
+    /// Re-reads everything after (re)connecting to the event stream.
+    fn refresh(self) {
+        let Some(id) = self.id.try_get_value() else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            if let Ok(route) = api::get_route(id).await {
+                let profile_id = route.profile_id.clone();
+                self.accept(route, true);
+                if let Ok(p) = api::get_profile(profile_id).await {
+                    self.profile.try_set(Some(p));
+                }
+            }
+        });
+        self.reload_attempts();
+    }
+
+    /// Milliseconds until `deadline` by the server's clock.
+    fn remaining_ms(
+        self,
+        deadline: chrono::DateTime<chrono::Utc>,
+        browser_now: Option<f64>,
+    ) -> i64 {
+        let deadline = deadline.timestamp_millis();
+        match (browser_now, self.offset_ms.get()) {
+            (Some(now), Some(offset)) => deadline - (now + offset).round() as i64,
+            // Rendering on the server (or just hydrated): the snapshot's own clock.
+            _ => deadline - self.snapshot.with(|s| s.server_time.timestamp_millis()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Notice {
+    Sending(RouteAction),
+    Done(String),
+    /// The route moved on before the action arrived.
+    MovedOn(String),
+    Problem(String),
+}
+
+#[component]
+pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
+    let live = LiveRoute {
+        id: StoredValue::new(data.route.id.clone()),
+        snapshot: RwSignal::new(data.route),
+        attempts: RwSignal::new(data.attempts),
+        profile: RwSignal::new(data.profile),
+        offset_ms: RwSignal::new(None),
+    };
+    let clock = use_browser_clock();
+    // The page's own snapshot counts as received at hydration; the re-read
+    // on connecting replaces it moments later.
+    Effect::new(move |_| live.observe(&live.snapshot.get_untracked(), true));
+    let connection = use_route_events(
+        Some(live.id.get_value()),
+        move |event| live.accept(event.route, false),
+        move || live.refresh(),
+    );
+
+    let notice = RwSignal::new(None::<(i64, Notice)>);
+    let busy = RwSignal::new(false);
+    let act = move |action: RouteAction| {
+        let generation = live.snapshot.get_untracked().generation;
+        busy.set(true);
+        notice.set(Some((generation, Notice::Sending(action))));
+        let id = live.id.get_value();
+        leptos::task::spawn_local(async move {
+            let answer = api::act_on_route(&id, action.as_str(), generation).await;
+            let (route, message) = match answer {
+                Ok(route) => {
+                    let done = Notice::Done(action.done(&route));
+                    (Some(route), done)
+                }
+                Err(ApiError {
+                    route: Some(route),
+                    status: 409,
+                    ..
+                }) => {
+                    let message = format!(
+                        "The route moved on before your action arrived, so nothing was done. \
+                         Above is where it is now ({}).",
+                        route.state.describe().to_lowercase()
+                    );
+                    (Some(*route), Notice::MovedOn(message))
+                }
+                Err(ApiError {
+                    route: Some(route),
+                    message,
+                    ..
+                }) => (Some(*route), Notice::Problem(message)),
+                Err(e) => (None, Notice::Problem(e.message)),
+            };
+            let shown = route.as_ref().map(|r| r.generation).unwrap_or(generation);
+            if let Some(route) = route {
+                live.accept(route, true);
+            }
+            notice.try_set(Some((shown, message)));
+            busy.try_set(false);
+        });
+    };
+
+    let snapshot = live.snapshot;
+    let state = move || snapshot.with(|s| s.state);
+    let newest_attempt = move || live.attempts.with(|a| a.first().cloned());
+    let candidate_line = move || {
+        let (label, id) = snapshot.with(|s| (s.candidate.label.clone(), s.candidate.id.clone()));
+        let position = live.profile.with(|p| {
+            p.as_ref().and_then(|p| {
+                let i = p.candidates.iter().position(|c| c.id == id)?;
+                Some(format!("candidate {} of {}", i + 1, p.candidates.len()))
+            })
+        });
+        (label, position)
+    };
+    let cause_line = move || {
+        snapshot.with(|s| {
+            let class = s.last_failure.as_ref().map(|f| f.class)?;
+            Some((cause(s)?, class))
+        })
+    };
+    let retry_line = move || {
+        let newest = newest_attempt();
+        snapshot.with(|s| retry_words(s, newest.as_ref()))
+    };
+    let deadline = move || snapshot.with(|s| s.pending.as_ref().map(|p| p.deadline));
+    let reason_line = move || {
+        snapshot.with(|s| {
+            (s.state == RouteState::ActionRequired)
+                .then(|| s.reason.as_deref().map(reason_words))
+                .flatten()
+        })
+    };
+    let next_line = move || {
+        live.profile
+            .with(|p| snapshot.with(|s| next_outcome(s, p.as_ref())))
+    };
+    let visible_notice = move || {
+        notice.get().and_then(|(generation, n)| {
+            (matches!(n, Notice::Sending(_)) || snapshot.with(|s| s.generation) == generation)
+                .then_some(n)
+        })
+    };
+    let actions = move || valid_actions(state()).to_vec();
+
+    view! {
+        <section class="panel route-panel" aria-labelledby="route-state" data-state=move || state().as_str()>
+            <div class="route-state-row">
+                <h2 id="route-state" class="route-state">{move || state().describe()}</h2>
+                <LiveIndicator connection announce=true/>
+            </div>
+            <dl class="route-facts">
+                <div class="fact">
+                    <dt>"Candidate"</dt>
+                    <dd class="route-candidate">
+                        {move || candidate_line().0}
+                        {move || candidate_line().1.map(|p| view! { <span class="muted">{format!(" ({p})")}</span> })}
+                    </dd>
+                </div>
+                {move || cause_line().map(|(text, class)| view! {
+                    <div class="fact">
+                        <dt>"Cause"</dt>
+                        <dd class="route-cause">
+                            <span>{text}</span>" "
+                            <span class="badge" data-class=class.as_str()>{class_words(class)}</span>
+                        </dd>
+                    </div>
+                })}
+                {move || retry_line().map(|text| view! {
+                    <div class="fact">
+                        <dt>"Retry"</dt>
+                        <dd class="route-retry">{text}</dd>
+                    </div>
+                })}
+                {move || deadline().map(|d| {
+                    let remaining = move || countdown(live.remaining_ms(d, clock.get()));
+                    view! {
+                        <div class="fact">
+                            <dt>"Deadline"</dt>
+                            <dd>
+                                <time class="route-deadline" datetime=d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)>
+                                    {move || show_time(d, clock.get().is_some())}
+                                </time>
+                                " "
+                                <span class="route-countdown">{remaining}</span>
+                            </dd>
+                        </div>
+                    }
+                })}
+                {move || reason_line().map(|text| view! {
+                    <div class="fact">
+                        <dt>"Why"</dt>
+                        <dd class="route-reason">{text}</dd>
+                    </div>
+                })}
+                <div class="fact">
+                    <dt>"Next"</dt>
+                    <dd class="route-next">{next_line}</dd>
+                </div>
+            </dl>
+            <Show when=move || !actions().is_empty()>
+                <div class="route-actions" role="group" aria-label="Route actions">
+                    <For each=actions key=|a| *a let:action>
+                        <button
+                            type="button"
+                            class=action_class(action)
+                            prop:disabled=move || busy.get()
+                            on:click=move |_| act(action)
+                        >
+                            {action.label()}
+                        </button>
+                    </For>
+                </div>
+            </Show>
+            <div class="route-notice" role="status" aria-label="Action result">
+                {move || visible_notice().map(|n| match n {
+                    Notice::Sending(a) => view! { <p class="status">{format!("{}…", a.label())}</p> }.into_any(),
+                    Notice::Done(m) => view! { <p class="status ok">{m}</p> }.into_any(),
+                    Notice::MovedOn(m) | Notice::Problem(m) => view! { <p class="status problem">{m}</p> }.into_any(),
+                })}
+            </div>
+        </section>
+        <AttemptHistory attempts=live.attempts clock/>
+    }
+}
+
+#[component]
+fn AttemptHistory(attempts: RwSignal<Vec<Attempt>>, clock: RwSignal<Option<f64>>) -> impl IntoView {
+    view! {
+        <section class="history" aria-labelledby="history-heading">
+            <h2 id="history-heading">"Attempt history"</h2>
+            <p class="explain">
+                "Every failure this route reported, newest first, with the decision taken and the policy that was in force then."
+            </p>
+            <Show
+                when=move || attempts.with(|a| !a.is_empty())
+                fallback=|| view! { <p class="notice">"No failures reported yet."</p> }
+            >
+                <table class="attempts">
+                    <thead>
+                        <tr>
+                            <th scope="col">"#"</th>
+                            <th scope="col">"Candidate"</th>
+                            <th scope="col">"Error"</th>
+                            <th scope="col">"Decision"</th>
+                            <th scope="col">"Deadline"</th>
+                            <th scope="col">"Outcome"</th>
+                            <th scope="col">"Policy in force"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        <For each=move || attempts.get() key=|a| a.seq let:a>
+                            <AttemptRow attempt=a clock/>
+                        </For>
+                    </tbody>
+                </table>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
+    let deadline = attempt.deadline;
+    let class = attempt.class;
+    view! {
+        <tr>
+            <td data-label="#" class="num">{attempt.seq}</td>
+            <td data-label="Candidate">{attempt.candidate.label.clone()}</td>
+            <td data-label="Error">
+                <span>
+                    <span class="error-cause">{crate::route::safe_cause(&attempt.code)}</span>
+                    " "
+                    <code class="code">{attempt.code.clone()}</code>
+                    " · "
+                    <span class="muted">{class_words(class)}</span>
+                </span>
+            </td>
+            <td data-label="Decision">{decision_words(&attempt)}</td>
+            <td data-label="Deadline">
+                {move || match deadline {
+                    Some(d) => show_time(d, clock.get().is_some()),
+                    None => "—".to_string(),
+                }}
+            </td>
+            <td data-label="Outcome">{outcome_words(&attempt.outcome)}</td>
+            <td data-label="Policy in force" class="policy">{policy_words(&attempt)}</td>
+        </tr>
+    }
+}
+
+/// Actions that end automatic recovery look like it.
+fn action_class(action: RouteAction) -> &'static str {
+    match action {
+        RouteAction::Cancel | RouteAction::Stop => "danger",
+        RouteAction::RetryNow | RouteAction::SkipNow => "secondary",
+    }
+}

@@ -1,0 +1,630 @@
+//! What the route panels say, as plain functions of the wire types: state,
+//! cause, retry ordinal, countdown, next outcome, history rows and the
+//! actions a state allows. Nothing here reads a clock or touches the DOM, so
+//! the server renderer and the browser word things identically and the
+//! wording is unit-tested.
+//!
+//! Causes are written from the stable code ([`safe_cause`]), never from
+//! provider text.
+
+use crate::policy::{describe, ClassPolicy, ErrorClass, OnExhausted};
+use crate::profile::{Candidate, Profile};
+use crate::route::{safe_cause, Attempt, CallerKind, PendingKind, RouteSnapshot, RouteState};
+
+/// A manual route action, as `POST /routes/{id}/actions` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RouteAction {
+    RetryNow,
+    SkipNow,
+    Cancel,
+    Stop,
+}
+
+impl RouteAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteAction::RetryNow => "retry_now",
+            RouteAction::SkipNow => "skip_now",
+            RouteAction::Cancel => "cancel",
+            RouteAction::Stop => "stop",
+        }
+    }
+
+    /// The button text.
+    pub fn label(self) -> &'static str {
+        match self {
+            RouteAction::RetryNow => "Retry now",
+            RouteAction::SkipNow => "Skip now",
+            RouteAction::Cancel => "Cancel wait",
+            RouteAction::Stop => "Stop",
+        }
+    }
+
+    /// What the answer means, once the server accepted the action.
+    pub fn done(self, route: &RouteSnapshot) -> String {
+        match (self, route.state) {
+            (RouteAction::RetryNow, _) => format!("Retry of {} requested.", route.candidate.label),
+            (RouteAction::SkipNow, RouteState::Switching) => {
+                format!("Skipped to {}.", route.candidate.label)
+            }
+            (RouteAction::SkipNow, _) => {
+                "No other candidate is left to skip to; the route waits for you.".into()
+            }
+            (RouteAction::Cancel, _) => "Wait cancelled; the route waits for you.".into(),
+            (RouteAction::Stop, _) => "Stopped; the route waits for you.".into(),
+        }
+    }
+}
+
+/// The actions SPEC.md's state table allows in `state` (see the server's
+/// `routes::machine`): all four while a schedule is pending; retry or skip
+/// once stopped for a person; none otherwise.
+pub fn valid_actions(state: RouteState) -> &'static [RouteAction] {
+    use RouteAction::*;
+    match state {
+        RouteState::RetryWait | RouteState::WaitingForReset => &[RetryNow, SkipNow, Cancel, Stop],
+        RouteState::ActionRequired => &[RetryNow, SkipNow],
+        _ => &[],
+    }
+}
+
+pub fn caller_words(kind: CallerKind) -> &'static str {
+    match kind {
+        CallerKind::Kanban => "Kanban",
+        CallerKind::Workflow => "Workflow",
+        CallerKind::Utility => "Utility call",
+        CallerKind::Office => "Office",
+    }
+}
+
+/// A route's title: who drives it and their reference.
+pub fn route_title(route: &RouteSnapshot) -> String {
+    let kind = caller_words(route.caller.kind);
+    if route.caller.reference.trim().is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind} · {}", route.caller.reference)
+    }
+}
+
+pub fn class_words(class: ErrorClass) -> &'static str {
+    match class {
+        ErrorClass::Transient => "Transient error",
+        ErrorClass::Hard => "Hard error",
+        ErrorClass::NotProvider => "Not the provider's",
+        ErrorClass::Unclassified => "Unclassified",
+    }
+}
+
+/// The cause of the route's last failure, written from its code, with the
+/// provider's HTTP status when there was one: "Provider overloaded (529)".
+pub fn cause(route: &RouteSnapshot) -> Option<String> {
+    let failure = route.last_failure.as_ref()?;
+    let text = safe_cause(&failure.code);
+    Some(match failure.http_status {
+        Some(s) => format!("{text} ({s})"),
+        None => text,
+    })
+}
+
+/// "Retry 2 of 3" for a pending retry; the reset wait's single attempt
+/// otherwise.
+pub fn pending_words(route: &RouteSnapshot) -> Option<String> {
+    let p = route.pending.as_ref()?;
+    Some(match p.kind {
+        PendingKind::Retry => format!("Retry {} of {}", p.retry_ordinal, p.max_retries),
+        PendingKind::ResetWait => "One more try after the provider's reset".to_string(),
+    })
+}
+
+/// The retry the route is on: the pending one while waiting; while
+/// retrying, the one the newest attempt of this cycle scheduled ("Retry 2
+/// of 3 in progress"). A manual retry names no ordinal.
+pub fn retry_words(route: &RouteSnapshot, newest: Option<&Attempt>) -> Option<String> {
+    if route.pending.is_some() {
+        return pending_words(route);
+    }
+    let a = newest.filter(|a| {
+        route.state == RouteState::Retrying
+            && a.cycle == route.cycle
+            && a.candidate.id == route.candidate.id
+    })?;
+    match a.decision.as_str() {
+        "retry" => Some(format!("{} in progress", decision_words(a))),
+        "wait_for_reset" => Some("The try after the provider's reset is in progress".into()),
+        _ => None,
+    }
+}
+
+/// The candidate a skip would move to: the next one after `current_id` in
+/// the profile's order, wrapping, not excluded in this cycle (the server's
+/// `next_eligible`).
+pub fn next_candidate<'a>(
+    profile: &'a Profile,
+    current_id: &str,
+    excluded: &[String],
+) -> Option<&'a Candidate> {
+    let n = profile.candidates.len();
+    let start = profile.candidates.iter().position(|c| c.id == current_id);
+    (1..=n)
+        .map(|offset| match start {
+            Some(s) => (s + offset) % n,
+            None => offset - 1,
+        })
+        .map(|i| &profile.candidates[i])
+        .find(|c| c.id != current_id && !excluded.contains(&c.id))
+}
+
+/// What happens next, in words: for a waiting route, what follows once its
+/// recovery runs out ("then skip to Codex", "then stop for you").
+pub fn next_outcome(route: &RouteSnapshot, profile: Option<&Profile>) -> String {
+    match (route.state, &route.pending) {
+        (RouteState::RetryWait | RouteState::WaitingForReset, Some(p)) => match p.outcome_after {
+            OnExhausted::Stop => "then stop for you".to_string(),
+            OnExhausted::Skip => match profile {
+                Some(profile) => {
+                    match next_candidate(profile, &route.candidate.id, &route.excluded) {
+                        Some(c) => format!("then skip to {}", c.label),
+                        None => "then stop for you (no other candidate is left)".to_string(),
+                    }
+                }
+                None => "then skip to the next candidate".to_string(),
+            },
+        },
+        (RouteState::Retrying, _) => format!(
+            "Waiting for the retry's result; if it fails, {}'s policy decides",
+            route.candidate.label
+        ),
+        (RouteState::Switching, _) => {
+            format!("Waiting for the caller to start {}", route.candidate.label)
+        }
+        (RouteState::ActionRequired, _) => "Nothing happens until you act".to_string(),
+        (RouteState::Active, _) => "Nothing to recover".to_string(),
+        _ => "Nothing more happens on this route".to_string(),
+    }
+}
+
+/// Why a route stopped for a person, from the server's reason code.
+pub fn reason_words(reason: &str) -> String {
+    match reason {
+        "unclassified" => "The error was not recognised, so automatic recovery stopped.".into(),
+        "not_provider" => {
+            "The error is not the provider's (the task, a tool or the request); its owner handles it."
+                .into()
+        }
+        "effect_unsafe" | "effect_after_failure" => {
+            "The agent had already produced output or used tools; repeating the prompt could repeat its effects."
+                .into()
+        }
+        "stale" => "The report did not match the current attempt.".into(),
+        "stopped_by_policy" => "The candidate's policy says stop for this error.".into(),
+        "no_eligible_candidate" => "No other candidate is left in this cycle.".into(),
+        "profile_changed" => "The profile no longer has this candidate.".into(),
+        "cancelled_by_user" => "The wait was cancelled.".into(),
+        "stopped_by_user" => "Someone stopped the route.".into(),
+        "ambiguous_dispatch" => {
+            "A retry may or may not have reached the agent, so it is not repeated automatically."
+                .into()
+        }
+        other => format!("Automatic recovery stopped ({}).", other.replace('_', " ")),
+    }
+}
+
+/// Whether `next` is at least as recent as `current` (generations only
+/// grow; a switch acknowledgement keeps the generation and moves time).
+pub fn is_newer(next: &RouteSnapshot, current: &RouteSnapshot) -> bool {
+    (next.generation, next.updated_at) >= (current.generation, current.updated_at)
+}
+
+/// Time left, ticking down: "in 5 s", "in 9 min 05 s", "in 2 h 03 min".
+/// Rounded up, so a fresh 5 s wait reads "in 5 s". At zero the server acts;
+/// the page only says so.
+pub fn countdown(remaining_ms: i64) -> String {
+    if remaining_ms <= 0 {
+        return "due now".to_string();
+    }
+    let total = (remaining_ms + 999) / 1000;
+    let (d, h, m, s) = (
+        total / 86_400,
+        total / 3600 % 24,
+        total / 60 % 60,
+        total % 60,
+    );
+    if total < 60 {
+        format!("in {s} s")
+    } else if total < 3600 {
+        format!("in {m} min {s:02} s")
+    } else if total < 86_400 {
+        format!("in {h} h {m:02} min")
+    } else {
+        format!("in {d} d {h} h")
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// A calendar time as the panels show it: "30 Nov 2026, 14:38:51 (UTC+5:30)".
+pub struct WallTime {
+    pub year: i32,
+    /// 1–12.
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    /// East of UTC.
+    pub offset_minutes: i32,
+}
+
+impl WallTime {
+    pub fn format(&self) -> String {
+        let zone = match self.offset_minutes {
+            0 => "UTC".to_string(),
+            o => {
+                let sign = if o < 0 { '-' } else { '+' };
+                let (h, m) = (o.abs() / 60, o.abs() % 60);
+                if m == 0 {
+                    format!("UTC{sign}{h}")
+                } else {
+                    format!("UTC{sign}{h}:{m:02}")
+                }
+            }
+        };
+        format!(
+            "{} {} {}, {:02}:{:02}:{:02} ({zone})",
+            self.day,
+            MONTHS[(self.month.clamp(1, 12) - 1) as usize],
+            self.year,
+            self.hour,
+            self.minute,
+            self.second
+        )
+    }
+
+    pub fn utc(t: chrono::DateTime<chrono::Utc>) -> WallTime {
+        use chrono::{Datelike, Timelike};
+        WallTime {
+            year: t.year(),
+            month: t.month(),
+            day: t.day(),
+            hour: t.hour(),
+            minute: t.minute(),
+            second: t.second(),
+            offset_minutes: 0,
+        }
+    }
+}
+
+/// The decision of one attempt, in words.
+pub fn decision_words(a: &Attempt) -> String {
+    let max = policy_of(a).map(|p| p.retry.max_retries).unwrap_or(0);
+    match a.decision.as_str() {
+        "retry" if max > 0 => format!("Retry {} of {max}", a.retry_ordinal),
+        "retry" => "Retry".into(),
+        "wait_for_reset" => "Wait for the reset".into(),
+        "skip" => "Skip".into(),
+        "stop" => "Stop".into(),
+        "unclassified" => "Stop: not recognised".into(),
+        "not_provider" => "Stop: not the provider's".into(),
+        "effect_unsafe" => "Stop: unsafe to repeat".into(),
+        "stale" => "Ignored: stale report".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+/// Where an attempt's decision led, from the server's outcome label
+/// ("retry_wait until …", "switching to Codex", "action_required: …").
+pub fn outcome_words(outcome: &str) -> String {
+    if let Some(label) = outcome.strip_prefix("switching to ") {
+        return format!("Switched to {label}");
+    }
+    if outcome.starts_with("unchanged") {
+        return "Unchanged".into();
+    }
+    let state = outcome.split([' ', ':']).next().and_then(RouteState::parse);
+    match state {
+        Some(RouteState::ActionRequired) => "Stopped for a person".into(),
+        Some(s) => s.describe().to_string(),
+        None => outcome.replace('_', " "),
+    }
+}
+
+/// The class policy recorded with an attempt (`null` for errors no policy
+/// governs).
+pub fn policy_of(a: &Attempt) -> Option<ClassPolicy> {
+    serde_json::from_value(a.policy.clone()).ok()
+}
+
+/// The policy in force for an attempt, in the settings page's words.
+pub fn policy_words(a: &Attempt) -> String {
+    match (policy_of(a), a.class) {
+        (Some(p), class) => format!(
+            "{}: {}",
+            match class {
+                ErrorClass::Hard => "Hard",
+                _ => "Transient",
+            },
+            describe(&p)
+        ),
+        (None, _) => "None: no policy applies to this class".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::CandidatePolicy;
+    use crate::route::{Caller, CandidateRef, LastFailure, Pending};
+    use chrono::{DateTime, Utc};
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+    }
+
+    fn route(state: RouteState) -> RouteSnapshot {
+        RouteSnapshot {
+            id: "r_1".into(),
+            profile_id: "p".into(),
+            caller: Caller {
+                kind: CallerKind::Kanban,
+                reference: "task-1".into(),
+            },
+            state,
+            generation: 2,
+            cycle: 1,
+            candidate: CandidateRef {
+                index: 0,
+                id: "a".into(),
+                label: "Claude".into(),
+            },
+            invocation_id: "inv".into(),
+            prompt_generation: 1,
+            pending: None,
+            last_failure: None,
+            reason: None,
+            excluded: vec![],
+            updated_at: t("2026-11-30T12:00:00Z"),
+            server_time: t("2026-11-30T12:00:00Z"),
+        }
+    }
+
+    fn waiting(outcome: OnExhausted) -> RouteSnapshot {
+        let mut r = route(RouteState::RetryWait);
+        r.pending = Some(Pending {
+            kind: PendingKind::Retry,
+            deadline: t("2026-11-30T12:00:05Z"),
+            retry_ordinal: 2,
+            max_retries: 3,
+            outcome_after: outcome,
+            code: "provider_overloaded".into(),
+            class: ErrorClass::Transient,
+        });
+        r.last_failure = Some(LastFailure {
+            code: "provider_overloaded".into(),
+            class: ErrorClass::Transient,
+            safe_cause: "Provider overloaded".into(),
+            http_status: None,
+        });
+        r
+    }
+
+    fn candidate(id: &str, label: &str) -> Candidate {
+        Candidate {
+            id: id.into(),
+            label: label.into(),
+            agent: "x".into(),
+            provider_id: String::new(),
+            model_id: String::new(),
+            profile_ref: String::new(),
+            policy: CandidatePolicy {
+                version: 1,
+                transient: Default::default(),
+                hard: Default::default(),
+            },
+        }
+    }
+
+    fn profile(ids: &[(&str, &str)]) -> Profile {
+        Profile {
+            id: "p".into(),
+            name: "P".into(),
+            revision: 1,
+            candidates: ids.iter().map(|(i, l)| candidate(i, l)).collect(),
+            configuration_error: None,
+            created_at: t("2026-11-30T12:00:00Z"),
+            updated_at: t("2026-11-30T12:00:00Z"),
+        }
+    }
+
+    fn attempt(excerpt: &str, decision: &str, policy: serde_json::Value) -> Attempt {
+        Attempt {
+            seq: 1,
+            generation: 1,
+            cycle: 1,
+            candidate: CandidateRef::default(),
+            invocation_id: "inv".into(),
+            code: "provider_overloaded".into(),
+            class: ErrorClass::Transient,
+            catalogue_version: "1".into(),
+            classifier_rule: "r".into(),
+            safe_excerpt: excerpt.into(),
+            http_status: None,
+            policy,
+            decision: decision.into(),
+            retry_ordinal: 2,
+            deadline: None,
+            outcome: "retry_wait until 2026-11-30T12:00:05+00:00".into(),
+            created_at: t("2026-11-30T12:00:00Z"),
+        }
+    }
+
+    #[test]
+    fn actions_follow_the_state_table() {
+        use RouteAction::*;
+        for s in [RouteState::RetryWait, RouteState::WaitingForReset] {
+            assert_eq!(valid_actions(s), &[RetryNow, SkipNow, Cancel, Stop]);
+        }
+        assert_eq!(
+            valid_actions(RouteState::ActionRequired),
+            &[RetryNow, SkipNow]
+        );
+        for s in [
+            RouteState::Active,
+            RouteState::Retrying,
+            RouteState::Switching,
+            RouteState::Completed,
+            RouteState::Cancelled,
+        ] {
+            assert!(valid_actions(s).is_empty(), "{s}");
+        }
+    }
+
+    #[test]
+    fn cause_comes_from_the_code_plus_the_status_number() {
+        let mut r = waiting(OnExhausted::Skip);
+        assert_eq!(cause(&r), Some("Provider overloaded".into()));
+        if let Some(f) = r.last_failure.as_mut() {
+            f.http_status = Some(529);
+        }
+        assert_eq!(cause(&r), Some("Provider overloaded (529)".into()));
+        let mut unknown = route(RouteState::ActionRequired);
+        unknown.last_failure = Some(LastFailure {
+            code: "unknown".into(),
+            class: ErrorClass::Unclassified,
+            safe_cause: "raw text must not be used".into(),
+            http_status: None,
+        });
+        assert_eq!(cause(&unknown), Some("Unrecognised error".into()));
+    }
+
+    #[test]
+    fn pending_reads_as_an_ordinal() {
+        assert_eq!(
+            pending_words(&waiting(OnExhausted::Skip)).as_deref(),
+            Some("Retry 2 of 3")
+        );
+        assert_eq!(pending_words(&route(RouteState::Active)), None);
+    }
+
+    #[test]
+    fn a_scheduled_retry_in_flight_keeps_its_ordinal() {
+        let policy = serde_json::json!({
+            "retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": 5},
+            "wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+            "on_exhausted": "skip"
+        });
+        let mut a = attempt("HTTP 529: Overloaded", "retry", policy);
+        a.candidate.id = "a".into();
+        let mut r = route(RouteState::Retrying);
+        assert_eq!(
+            retry_words(&r, Some(&a)).as_deref(),
+            Some("Retry 2 of 3 in progress")
+        );
+        // A manual retry from manual recovery starts a new cycle.
+        r.cycle = 2;
+        assert_eq!(retry_words(&r, Some(&a)), None);
+        assert_eq!(
+            retry_words(&waiting(OnExhausted::Skip), Some(&a)).as_deref(),
+            Some("Retry 2 of 3")
+        );
+        assert_eq!(retry_words(&route(RouteState::Active), Some(&a)), None);
+    }
+
+    #[test]
+    fn next_outcome_names_the_next_eligible_candidate() {
+        let p = profile(&[("a", "Claude"), ("b", "Codex"), ("c", "Gemini")]);
+        let mut r = waiting(OnExhausted::Skip);
+        assert_eq!(next_outcome(&r, Some(&p)), "then skip to Codex");
+        r.excluded = vec!["b".into()];
+        assert_eq!(next_outcome(&r, Some(&p)), "then skip to Gemini");
+        r.excluded = vec!["b".into(), "c".into()];
+        assert_eq!(
+            next_outcome(&r, Some(&p)),
+            "then stop for you (no other candidate is left)"
+        );
+        // Wraps around from the last candidate.
+        let mut last = waiting(OnExhausted::Skip);
+        last.candidate.id = "c".into();
+        last.excluded = vec!["c".into()];
+        assert_eq!(next_outcome(&last, Some(&p)), "then skip to Claude");
+        assert_eq!(
+            next_outcome(&waiting(OnExhausted::Stop), Some(&p)),
+            "then stop for you"
+        );
+        assert_eq!(
+            next_outcome(&waiting(OnExhausted::Skip), None),
+            "then skip to the next candidate"
+        );
+    }
+
+    #[test]
+    fn countdown_rounds_up_and_stops_at_zero() {
+        assert_eq!(countdown(5_000), "in 5 s");
+        assert_eq!(countdown(4_001), "in 5 s");
+        assert_eq!(countdown(1), "in 1 s");
+        assert_eq!(countdown(0), "due now");
+        assert_eq!(countdown(-3_000), "due now");
+        assert_eq!(countdown(65_000), "in 1 min 05 s");
+        assert_eq!(countdown(3_000_000), "in 50 min 00 s");
+        assert_eq!(countdown(3_600_000 + 180_000), "in 1 h 03 min");
+        assert_eq!(countdown(2 * 86_400_000 + 3_600_000), "in 2 d 1 h");
+    }
+
+    #[test]
+    fn wall_time_names_its_zone() {
+        let mut w = WallTime::utc(t("2026-11-30T09:05:07Z"));
+        assert_eq!(w.format(), "30 Nov 2026, 09:05:07 (UTC)");
+        w.offset_minutes = 330;
+        assert_eq!(w.format(), "30 Nov 2026, 09:05:07 (UTC+5:30)");
+        w.offset_minutes = -300;
+        assert_eq!(w.format(), "30 Nov 2026, 09:05:07 (UTC-5)");
+    }
+
+    #[test]
+    fn newer_snapshots_win() {
+        let a = route(RouteState::Switching);
+        let mut b = a.clone();
+        b.updated_at = t("2026-11-30T12:00:01Z");
+        assert!(is_newer(&b, &a));
+        assert!(!is_newer(&a, &b));
+        let mut c = a.clone();
+        c.generation = 1;
+        c.updated_at = t("2026-11-30T13:00:00Z");
+        assert!(!is_newer(&c, &a));
+    }
+
+    #[test]
+    fn history_rows_in_words() {
+        let policy = serde_json::json!({
+            "retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": 5},
+            "wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+            "on_exhausted": "skip"
+        });
+        let a = attempt("HTTP 529: Overloaded", "retry", policy);
+        assert_eq!(decision_words(&a), "Retry 2 of 3");
+        assert_eq!(
+            policy_words(&a),
+            "Transient: Retry after 5 s, 10 s, 20 s, then skip to the next candidate."
+        );
+        assert_eq!(outcome_words(&a.outcome), "Waiting to retry");
+        assert_eq!(outcome_words("switching to Codex"), "Switched to Codex");
+        assert_eq!(
+            outcome_words("action_required: unclassified"),
+            "Stopped for a person"
+        );
+        let u = attempt("zz", "unclassified", serde_json::Value::Null);
+        assert_eq!(decision_words(&u), "Stop: not recognised");
+        assert_eq!(policy_words(&u), "None: no policy applies to this class");
+    }
+
+    #[test]
+    fn reasons_are_sentences() {
+        assert!(reason_words("unclassified").contains("not recognised"));
+        assert_eq!(
+            reason_words("something_new"),
+            "Automatic recovery stopped (something new)."
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! `/routes`: every recovery route, live; `/routes/{id}`: one route's panel.
+
+use crate::api::{self, ApiError};
+use crate::components::route_list::{RouteFilter, RouteList};
+use crate::components::route_panel::{RoutePageData, RoutePanel};
+use crate::components::route_words::route_title;
+use crate::route::RouteSnapshot;
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use std::collections::HashMap;
+
+/// The list page's data: routes and the names of their profiles.
+async fn load_list() -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiError> {
+    let routes = api::list_routes(None).await?;
+    let names = api::list_profiles()
+        .await
+        .map(|ps| ps.into_iter().map(|p| (p.id, p.name)).collect())
+        .unwrap_or_default();
+    Ok((routes, names))
+}
+
+#[component]
+pub fn RoutesPage() -> impl IntoView {
+    let data = Resource::new(|| (), |_| load_list());
+    view! {
+        <Title text="Routes · Provider Error Recovery"/>
+        <h1>"Routes"</h1>
+        <p class="explain">
+            "Each route is one agent session recovering from provider errors: which candidate it is on, \
+             why it stopped and what happens next. The list updates live."
+        </p>
+        <Suspense fallback=|| view! { <p class="notice">"Loading routes…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok((routes, names)) => {
+                        let names: HashMap<String, String> = names.into_iter().collect();
+                        view! {
+                        <RouteList
+                            initial=routes
+                            filter=RouteFilter::default()
+                            profile_names=names
+                            announce=true
+                            empty="No routes yet. Routes appear here when a caller opens one through the API."
+                        />
+                    }.into_any()
+                    }
+                    Err(e) => view! { <p class="notice problem" role="alert">{e.message}</p> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn RoutePage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").unwrap_or_default());
+    let data = Resource::new(id, RoutePageData::load);
+    view! {
+        <nav class="crumbs" aria-label="Breadcrumb"><a href="/routes">"Routes"</a></nav>
+        <Suspense fallback=|| view! { <p class="notice">"Loading the route…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(d) => {
+                        let title = route_title(&d.route);
+                        let id = d.route.id.clone();
+                        let profile = d.profile.as_ref().map(|p| (p.id.clone(), p.name.clone()));
+                        view! {
+                            <Title text=format!("{title} · Provider Error Recovery")/>
+                            <h1>{title}</h1>
+                            <p class="route-meta muted">
+                                <span class="route-meta-item">"Route "<code class="route-id">{id}</code></span>
+                                {profile.map(|(pid, name)| view! {
+                                    <span class="route-meta-item">"Profile "<a href=format!("/profiles/{pid}")>{name}</a></span>
+                                })}
+                            </p>
+                            <RoutePanel data=d/>
+                        }
+                        .into_any()
+                    }
+                    Err(e) => view! { <RouteLoadError error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn RouteLoadError(error: ApiError) -> impl IntoView {
+    let title = if error.status == 404 || error.error == "not_found" {
+        "Route not found"
+    } else {
+        "The route could not be loaded"
+    };
+    view! {
+        <Title text=title/>
+        <section class="panel">
+            <h1>{title}</h1>
+            <p>{error.message}</p>
+            <p><a href="/routes">"Back to all routes"</a></p>
+        </section>
+    }
+}
