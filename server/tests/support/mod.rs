@@ -149,7 +149,10 @@ impl TestServer {
     /// A server over `store`, which may differ from `db.store` (a read-only
     /// connection to the same database, say).
     pub async fn start_with(db: TestDb, store: DynStore) -> TestServer {
-        server::telemetry::init();
+        // Server logs only when asked for: RUST_LOG=warn cargo test …
+        if std::env::var_os("RUST_LOG").is_some() {
+            server::telemetry::init();
+        }
         let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
             .unwrap()
             .to_utc();
