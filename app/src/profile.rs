@@ -51,6 +51,29 @@ pub struct Profile {
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
+impl Profile {
+    /// The candidate a route moves to when `current_id` is skipped: the next
+    /// one in the profile's order (wrapping) that this route cycle has not
+    /// excluded. One implementation for the server's switch and the UI's
+    /// "then skip to …".
+    pub fn next_eligible(
+        &self,
+        current_id: &str,
+        excluded: &[String],
+    ) -> Option<(usize, &Candidate)> {
+        let n = self.candidates.len();
+        let start = self.candidates.iter().position(|c| c.id == current_id);
+        (1..=n)
+            .map(|offset| match start {
+                Some(s) => (s + offset) % n,
+                // A candidate removed from the profile: start from the top.
+                None => offset - 1,
+            })
+            .map(|i| (i, &self.candidates[i]))
+            .find(|(_, c)| c.id != current_id && !excluded.contains(&c.id))
+    }
+}
+
 /// A validated create or update request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileDraft {
@@ -353,6 +376,43 @@ mod tests {
         .unwrap_err();
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["owner", "candidates"]);
+    }
+
+    fn profile(ids: &[&str]) -> Profile {
+        let candidates: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "label": id, "agent": "a"}))
+            .collect();
+        let draft = read(
+            json!({"name": "p", "candidates": candidates}),
+            Intent::Create,
+        )
+        .unwrap();
+        Profile {
+            id: "p".into(),
+            name: draft.name,
+            revision: 1,
+            candidates: draft.candidates,
+            configuration_error: None,
+            created_at: chrono::DateTime::default(),
+            updated_at: chrono::DateTime::default(),
+        }
+    }
+
+    #[test]
+    fn next_eligible_wraps_and_skips_exclusions() {
+        let p = profile(&["a", "b", "c"]);
+        let ex = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let next = |p: &Profile, current: &str, excluded: &[&str]| {
+            p.next_eligible(current, &ex(excluded)).map(|(i, _)| i)
+        };
+        assert_eq!(next(&p, "a", &["a"]), Some(1));
+        assert_eq!(next(&p, "c", &["c"]), Some(0));
+        assert_eq!(next(&p, "b", &["a", "b"]), Some(2));
+        assert_eq!(next(&p, "c", &["a", "b", "c"]), None);
+        assert_eq!(next(&profile(&["solo"]), "solo", &["solo"]), None);
+        // A candidate removed from the profile: start from the top.
+        assert_eq!(next(&p, "gone", &[]), Some(0));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! provider text.
 
 use crate::policy::{describe, ClassPolicy, ErrorClass, OnExhausted};
-use crate::profile::{Candidate, Profile};
+use crate::profile::Profile;
 use crate::route::{safe_cause, Attempt, CallerKind, PendingKind, RouteSnapshot, RouteState};
 
 /// A manual route action, as `POST /routes/{id}/actions` names it.
@@ -136,25 +136,6 @@ pub fn retry_words(route: &RouteSnapshot, newest: Option<&Attempt>) -> Option<St
     }
 }
 
-/// The candidate a skip would move to: the next one after `current_id` in
-/// the profile's order, wrapping, not excluded in this cycle (the server's
-/// `next_eligible`).
-pub fn next_candidate<'a>(
-    profile: &'a Profile,
-    current_id: &str,
-    excluded: &[String],
-) -> Option<&'a Candidate> {
-    let n = profile.candidates.len();
-    let start = profile.candidates.iter().position(|c| c.id == current_id);
-    (1..=n)
-        .map(|offset| match start {
-            Some(s) => (s + offset) % n,
-            None => offset - 1,
-        })
-        .map(|i| &profile.candidates[i])
-        .find(|c| c.id != current_id && !excluded.contains(&c.id))
-}
-
 /// What happens next, in words: for a waiting route, what follows once its
 /// recovery runs out ("then skip to Codex", "then stop for you").
 pub fn next_outcome(route: &RouteSnapshot, profile: Option<&Profile>) -> String {
@@ -163,8 +144,8 @@ pub fn next_outcome(route: &RouteSnapshot, profile: Option<&Profile>) -> String 
             OnExhausted::Stop => "then stop for you".to_string(),
             OnExhausted::Skip => match profile {
                 Some(profile) => {
-                    match next_candidate(profile, &route.candidate.id, &route.excluded) {
-                        Some(c) => format!("then skip to {}", c.label),
+                    match profile.next_eligible(&route.candidate.id, &route.excluded) {
+                        Some((_, c)) => format!("then skip to {}", c.label),
                         None => "then stop for you (no other candidate is left)".to_string(),
                     }
                 }

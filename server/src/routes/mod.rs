@@ -26,7 +26,7 @@ use app::route::{
 };
 use chrono::{DateTime, Utc};
 use machine::{Outcome, Trigger};
-use model::{attempt_to_wire, dispatch_to_wire, new_id, next_eligible, Memory, Route};
+use model::{attempt_to_wire, dispatch_to_wire, new_id, Memory, Route};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -573,7 +573,7 @@ impl Routes {
             route.memory.excluded.push(route.candidate.id.clone());
         }
         let (index, candidate) =
-            next_eligible(profile, &route.candidate.id, &route.memory.excluded)?;
+            profile.next_eligible(&route.candidate.id, &route.memory.excluded)?;
         route.move_to(index, candidate);
         Some(route.dispatch(DispatchReason::Switch, now))
     }

@@ -3,7 +3,7 @@
 
 use crate::store::{AttemptRow, DispatchRow, RouteRow};
 use app::policy::{ErrorClass, PolicyClass};
-use app::profile::{Candidate, Profile};
+use app::profile::Candidate;
 use app::route::{
     Attempt, Caller, CallerKind, CandidateRef, Dispatch, DispatchReason, LastFailure, Pending,
     RouteSnapshot, RouteState,
@@ -210,24 +210,6 @@ pub fn new_invocation_id(kind: CallerKind) -> String {
     })
 }
 
-/// The next candidate after `current_id` (wrapping) that this cycle has not
-/// excluded.
-pub fn next_eligible<'a>(
-    profile: &'a Profile,
-    current_id: &str,
-    excluded: &[String],
-) -> Option<(usize, &'a Candidate)> {
-    let n = profile.candidates.len();
-    let start = profile.candidates.iter().position(|c| c.id == current_id);
-    (1..=n)
-        .map(|offset| match start {
-            Some(s) => (s + offset) % n,
-            None => offset - 1,
-        })
-        .map(|i| (i, &profile.candidates[i]))
-        .find(|(_, c)| c.id != current_id && !excluded.contains(&c.id))
-}
-
 pub fn dispatch_to_wire(d: &DispatchRow) -> Dispatch {
     Dispatch {
         id: d.id.clone(),
@@ -268,53 +250,5 @@ pub fn attempt_to_wire(a: &AttemptRow) -> Attempt {
         deadline: a.deadline.map(from_ms),
         outcome: a.outcome.clone(),
         created_at: from_ms(a.created_at),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use app::policy::CandidatePolicy;
-
-    fn profile(ids: &[&str]) -> Profile {
-        Profile {
-            id: "p".into(),
-            name: "p".into(),
-            revision: 1,
-            candidates: ids
-                .iter()
-                .map(|id| Candidate {
-                    id: id.to_string(),
-                    label: id.to_uppercase(),
-                    agent: "a".into(),
-                    provider_id: String::new(),
-                    model_id: String::new(),
-                    profile_ref: String::new(),
-                    policy: CandidatePolicy::default(),
-                })
-                .collect(),
-            configuration_error: None,
-            created_at: Utc::now(),
-            updated_at: Utc::now(),
-        }
-    }
-
-    #[test]
-    fn next_eligible_wraps_and_skips_exclusions() {
-        let p = profile(&["a", "b", "c"]);
-        let ex = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(next_eligible(&p, "a", &ex(&["a"])).map(|(i, _)| i), Some(1));
-        assert_eq!(next_eligible(&p, "c", &ex(&["c"])).map(|(i, _)| i), Some(0));
-        assert_eq!(
-            next_eligible(&p, "b", &ex(&["a", "b"])).map(|(i, _)| i),
-            Some(2)
-        );
-        assert_eq!(next_eligible(&p, "c", &ex(&["a", "b", "c"])), None);
-        assert_eq!(
-            next_eligible(&profile(&["solo"]), "solo", &ex(&["solo"])),
-            None
-        );
-        // A candidate removed from the profile: start from the top.
-        assert_eq!(next_eligible(&p, "gone", &ex(&[])).map(|(i, _)| i), Some(0));
     }
 }

@@ -1,9 +1,7 @@
 //! The event stream, the test clock switch and metrics, over real HTTP.
 
-mod support;
-
+use crate::support::{overloaded, policy, Engine, TestServer};
 use serde_json::{json, Value};
-use support::{overloaded, policy, Engine, TestServer};
 
 /// Reads server-sent events until `n` have arrived: (id, kind, data).
 async fn read_events(resp: &mut reqwest::Response, n: usize) -> Vec<(i64, String, Value)> {
@@ -99,7 +97,7 @@ async fn events_stream_and_resume(engine: Engine) {
 }
 
 async fn test_clock_is_refused_unless_enabled(engine: Engine) {
-    let db = support::TestDb::new(engine).await;
+    let db = crate::support::TestDb::new(engine).await;
     let state = server::http::AppState::new(&server::http::Setup {
         store: db.store.clone(),
         clock: server::clock::Clock::system(),
@@ -111,7 +109,7 @@ async fn test_clock_is_refused_unless_enabled(engine: Engine) {
     let addr = listener.local_addr().unwrap();
     let app = server::http::router(state, 1024);
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let api = support::Api::new(format!("http://{addr}"));
+    let api = crate::support::Api::new(format!("http://{addr}"));
     let (st, body) = api
         .post("/api/v1/test/clock", json!({"advance_seconds": 60}))
         .await;
@@ -147,17 +145,6 @@ async fn metrics_and_catalogue(engine: Engine) {
         (st, body["errors"][0]["field"].as_str()),
         (422, Some("advance_seconds"))
     );
-}
-
-macro_rules! on_both_engines {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
-        }
-        mod postgres {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Postgres).await } )*
-        }
-    };
 }
 
 on_both_engines!(

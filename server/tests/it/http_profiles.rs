@@ -1,11 +1,9 @@
 //! The profiles API through a real server on port 0, on both engines.
 
-mod support;
-
+use crate::support::{Engine, TestServer};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use server::store::ProfileRow;
-use support::{Engine, TestServer};
 
 fn class(retry: Value, wait: Value, outcome: &str) -> Value {
     json!({"retry": retry, "wait_for_reset": wait, "on_exhausted": outcome})
@@ -329,7 +327,7 @@ async fn legacy_documents_normalise_once_or_load_as_configuration_errors(engine:
 }
 
 async fn an_unwritable_database_answers_503_and_keeps_what_is_stored(engine: Engine) {
-    let db = support::TestDb::new(engine).await;
+    let db = crate::support::TestDb::new(engine).await;
     let profiles = server::profiles::Profiles::new(
         db.store.clone(),
         server::clock::Clock::system(),
@@ -379,17 +377,6 @@ async fn health_and_openapi(engine: Engine) {
     assert_eq!(st, StatusCode::OK);
     assert!(doc["paths"]["/api/v1/profiles/{id}"]["put"].is_object());
     assert!(doc["components"]["schemas"]["CandidatePolicy"].is_object());
-}
-
-macro_rules! on_both_engines {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
-        }
-        mod postgres {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Postgres).await } )*
-        }
-    };
 }
 
 on_both_engines!(

@@ -3,12 +3,10 @@
 //! armed schedules re-arm, claimed-but-unacknowledged dispatches stop their
 //! routes, nothing is dispatched twice and nothing is lost.
 
-mod support;
-
+use crate::support::{overloaded, policy, Api, Engine, TestDb};
 use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use support::{overloaded, policy, Api, Engine, TestDb};
 
 struct Server {
     child: Child,

@@ -1,13 +1,11 @@
 //! Races and faults: a timer, a manual action and a provider report on one
 //! route at once (1,000 rounds per engine), and writes that fail.
 
-mod support;
-
+use crate::support::{overloaded, policy, services, start_time, Engine, TestDb};
 use app::route::{Caller, CallerKind, RouteState};
 use serde_json::json;
 use server::clock::Clock;
 use server::routes::{Action, ActionRequest, CreateRoute, EffectReport};
-use support::{overloaded, policy, services, start_time, Engine, TestDb};
 
 const ROUNDS: usize = 1_000;
 
@@ -231,15 +229,4 @@ async fn failed_writes_schedule_nothing(engine: Engine) {
     );
 }
 
-macro_rules! on_both_engines {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[tokio::test(flavor = "multi_thread", worker_threads = 4)] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
-        }
-        mod postgres {
-            $( #[tokio::test(flavor = "multi_thread", worker_threads = 4)] async fn $name() { super::$name(super::Engine::Postgres).await } )*
-        }
-    };
-}
-
-on_both_engines!(timer_action_and_report_race, failed_writes_schedule_nothing);
+on_both_engines!(flavor = multi_thread; timer_action_and_report_race, failed_writes_schedule_nothing);

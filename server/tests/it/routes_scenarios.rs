@@ -1,10 +1,8 @@
 //! SPEC.md's scenarios through the HTTP API of a real server on port 0,
 //! with the test clock, on SQLite and PostgreSQL.
 
-mod support;
-
+use crate::support::{overloaded, policy, usage_limit_in, Api, Engine, TestServer};
 use serde_json::{json, Value};
-use support::{overloaded, policy, usage_limit_in, Api, Engine, TestServer};
 
 fn skip_now() -> Value {
     policy(0, 0, 0, "skip")
@@ -479,17 +477,6 @@ async fn skip_now_and_profile_edits(engine: Engine) {
         api.claim(&id).await.is_empty(),
         "the skipped wait never fires"
     );
-}
-
-macro_rules! on_both_engines {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
-        }
-        mod postgres {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Postgres).await } )*
-        }
-    };
 }
 
 on_both_engines!(

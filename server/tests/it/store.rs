@@ -1,12 +1,10 @@
 //! The store's behaviour, one suite run against SQLite and PostgreSQL.
 
-mod support;
-
+use crate::support::{Engine, TestDb};
 use server::store::{
     AttemptRow, ClaimFilter, Commit, DispatchRow, ProfileRow, RouteFilter, RouteRow, ScheduleRow,
     StoreError,
 };
-use support::{Engine, TestDb};
 
 fn row(id: &str) -> ProfileRow {
     ProfileRow {
@@ -273,17 +271,6 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         .await
         .unwrap();
     assert_eq!(listed.len(), 1);
-}
-
-macro_rules! on_both_engines {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
-        }
-        mod postgres {
-            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Postgres).await } )*
-        }
-    };
 }
 
 on_both_engines!(

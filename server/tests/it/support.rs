@@ -6,6 +6,29 @@ use server::store::{self, DynStore};
 use sqlx::Connection;
 use std::net::SocketAddr;
 
+/// Runs each named `async fn(Engine)` as a test on SQLite and on PostgreSQL,
+/// in modules `sqlite` and `postgres`: one behavioural suite, both engines.
+/// `flavor = multi_thread;` first runs them on a multi-threaded runtime.
+#[allow(unused_macros)]
+macro_rules! on_both_engines {
+    (flavor = multi_thread; $($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[tokio::test(flavor = "multi_thread", worker_threads = 4)] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
+        }
+        mod postgres {
+            $( #[tokio::test(flavor = "multi_thread", worker_threads = 4)] async fn $name() { super::$name(super::Engine::Postgres).await } )*
+        }
+    };
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Sqlite).await } )*
+        }
+        mod postgres {
+            $( #[tokio::test] async fn $name() { super::$name(super::Engine::Postgres).await } )*
+        }
+    };
+}
+
 /// Where the PostgreSQL tests connect to create their own databases.
 pub fn postgres_admin_url() -> String {
     std::env::var("TEST_POSTGRES_URL")
