@@ -178,6 +178,8 @@ pub struct Routes {
 struct Change {
     route: Route,
     expected: Option<i64>,
+    /// The state the route leaves (`None` when it is created).
+    from: Option<RouteState>,
     commit: Commit,
 }
 
@@ -255,6 +257,17 @@ impl Routes {
         change.route.updated_at = now;
         let snapshot = change.route.snapshot(now);
         change.commit.expected_generation = change.expected;
+        // Only these states can leave an armed schedule or an open dispatch
+        // behind; skipping the sweep elsewhere saves two statements.
+        change.commit.void_pending = change.from.is_some_and(|s| {
+            matches!(
+                s,
+                RouteState::RetryWait
+                    | RouteState::WaitingForReset
+                    | RouteState::Retrying
+                    | RouteState::Switching
+            )
+        });
         change.commit.route = Some(change.route.to_row());
         change.commit.event_kind = kind.to_string();
         change.commit.event_payload =
@@ -314,6 +327,7 @@ impl Routes {
             Change {
                 route,
                 expected: None,
+                from: None,
                 commit: Commit::default(),
             },
             event_kind::CREATED,
@@ -521,6 +535,7 @@ impl Routes {
         let change = Change {
             route: next,
             expected: Some(failed_generation),
+            from: Some(route.state),
             commit,
         };
         match self.apply(change, event_kind::FAILURE).await {
@@ -617,6 +632,7 @@ impl Routes {
                     Change {
                         route: next,
                         expected: Some(expected),
+                        from: Some(route.state),
                         commit: Commit::default(),
                     },
                     kind,
@@ -666,7 +682,7 @@ impl Routes {
         if let Some(d) = self.claimed_dispatch(&route).await? {
             commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
         }
-        self.apply_fenced(next, route.generation, commit, event_kind::SUCCESS)
+        self.apply_fenced(&route, next, commit, event_kind::SUCCESS)
             .await
     }
 
@@ -682,8 +698,8 @@ impl Routes {
     /// Commits a fenced change; losing the race answers 409 with the route now.
     async fn apply_fenced(
         &self,
+        from: &Route,
         route: Route,
-        expected: i64,
         commit: Commit,
         kind: &str,
     ) -> Result<RouteSnapshot> {
@@ -692,7 +708,8 @@ impl Routes {
             .apply(
                 Change {
                     route,
-                    expected: Some(expected),
+                    expected: Some(from.generation),
+                    from: Some(from.state),
                     commit,
                 },
                 kind,
@@ -786,7 +803,7 @@ impl Routes {
             Action::Cancel => next.reason = Some("cancelled_by_user".into()),
             Action::Stop => next.reason = Some("stopped_by_user".into()),
         }
-        self.apply_fenced(next, route.generation, commit, event_kind::ACTION)
+        self.apply_fenced(&route, next, commit, event_kind::ACTION)
             .await
     }
 
@@ -829,6 +846,7 @@ impl Routes {
                 Change {
                     route: next,
                     expected: Some(route.generation),
+                    from: Some(route.state),
                     commit,
                 },
                 event_kind::FIRED,
@@ -952,7 +970,7 @@ impl Routes {
             ack_dispatch: Some((d.id.clone(), self.now().timestamp_millis())),
             ..Commit::default()
         };
-        self.apply_fenced(next, route.generation, commit, event_kind::DISPATCH_ACKED)
+        self.apply_fenced(&route, next, commit, event_kind::DISPATCH_ACKED)
             .await
     }
 
@@ -981,12 +999,7 @@ impl Routes {
             next.generation += 1;
             next.reason = Some("ambiguous_dispatch".into());
             match self
-                .apply_fenced(
-                    next,
-                    route.generation,
-                    Commit::default(),
-                    event_kind::AMBIGUOUS,
-                )
+                .apply_fenced(&route, next, Commit::default(), event_kind::AMBIGUOUS)
                 .await
             {
                 Ok(_) => stopped += 1,

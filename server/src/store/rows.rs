@@ -96,9 +96,10 @@ pub struct EventRow {
 
 /// Everything one transition writes. The store applies it atomically:
 /// the route row is replaced only if its generation is still
-/// `expected_generation` (or inserted when that is `None`); armed schedules
-/// and unclaimed dispatches of older generations are voided; then the
-/// attempt, schedule, dispatch and event below are added.
+/// `expected_generation` (or inserted when that is `None`); with
+/// `void_pending`, armed schedules and open dispatches of older generations
+/// are voided; then the attempt, schedule, dispatch and event below are
+/// added.
 #[derive(Debug, Clone, Default)]
 pub struct Commit {
     pub expected_generation: Option<i64>,
@@ -108,6 +109,9 @@ pub struct Commit {
     /// A schedule this transition consumes (must still be armed).
     pub fire_schedule: Option<String>,
     pub dispatch: Option<DispatchRow>,
+    /// Void armed schedules and open dispatches of older generations (set
+    /// when the route leaves a state that can have them).
+    pub void_pending: bool,
     /// A claimed dispatch this transition acknowledges (must still be claimed).
     pub ack_dispatch: Option<(String, i64)>,
     pub event_kind: String,

@@ -300,19 +300,21 @@ macro_rules! impl_store {
                     }
                 }
                 // Whatever was pending for older generations is superseded.
-                sqlx::query("UPDATE schedules SET state = 'void' WHERE route_id = $1 AND state = 'armed' AND generation < $2")
+                if c.void_pending {
+                    sqlx::query("UPDATE schedules SET state = 'void' WHERE route_id = $1 AND state = 'armed' AND generation < $2")
+                        .bind(&route.id)
+                        .bind(route.generation)
+                        .execute(&mut *tx)
+                        .await?;
+                    sqlx::query(
+                        "UPDATE dispatches SET state = 'void' WHERE route_id = $1 \
+                         AND state IN ('pending', 'claimed') AND generation < $2",
+                    )
                     .bind(&route.id)
                     .bind(route.generation)
                     .execute(&mut *tx)
                     .await?;
-                sqlx::query(
-                    "UPDATE dispatches SET state = 'void' WHERE route_id = $1 \
-                     AND state IN ('pending', 'claimed') AND generation < $2",
-                )
-                .bind(&route.id)
-                .bind(route.generation)
-                .execute(&mut *tx)
-                .await?;
+                }
                 if let Some(a) = &c.attempt {
                     sqlx::query(
                         "INSERT INTO attempts (route_id, seq, generation, cycle, candidate_index, candidate_id, \
