@@ -337,6 +337,7 @@ pub fn policy_words(a: &Attempt) -> String {
 mod tests {
     use super::*;
     use crate::policy::CandidatePolicy;
+    use crate::profile::Candidate;
     use crate::route::{Caller, CandidateRef, LastFailure, Pending};
     use chrono::{DateTime, Utc};
 
