@@ -4,6 +4,12 @@
 //! Criterion reports envelopes per second (throughput in elements). After
 //! it, a plain timing loop prints per-envelope latency percentiles (p50,
 //! p99, max), since criterion summarises iterations, not single calls.
+//!
+//! `CLASSIFY_PROFILE_ROUNDS=n` skips criterion and only runs `n` warm rounds
+//! over the corpus, for load-independent instruction counts:
+//! `CLASSIFY_PROFILE_ROUNDS=20 valgrind --tool=callgrind target/release/deps/classify-…`
+//! (`CLASSIFY_PROFILE_PARSE_ONLY=1` leaves classification out, to split the
+//! count between JSON parsing and classifying).
 
 use chrono::{DateTime, Utc};
 use criterion::{black_box, criterion_group, Criterion, Throughput};
@@ -103,7 +109,45 @@ fn latency_report() {
 
 criterion_group!(benches, throughput);
 
+/// A fixed amount of work for callgrind: one warm-up round (the catalogue
+/// and the regex caches are built lazily), then `rounds` measured rounds.
+fn profile_rounds(rounds: usize, parse_only: bool) {
+    let catalogue = Catalogue::builtin();
+    let lines = envelopes();
+    let now = now();
+    let run = |l: &str| {
+        if parse_only {
+            Evidence::from_json_str(l).map_or(0, |e| e.items.len())
+        } else {
+            classify_one(catalogue, l, now)
+        }
+    };
+    for l in &lines {
+        black_box(run(black_box(l)));
+    }
+    for _ in 0..rounds {
+        for l in &lines {
+            black_box(run(black_box(l)));
+        }
+    }
+    println!(
+        "profiled {} envelopes x {rounds} rounds{}",
+        lines.len(),
+        if parse_only { " (parse only)" } else { "" }
+    );
+}
+
 fn main() {
+    if let Some(rounds) = std::env::var("CLASSIFY_PROFILE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        profile_rounds(
+            rounds,
+            std::env::var_os("CLASSIFY_PROFILE_PARSE_ONLY").is_some(),
+        );
+        return;
+    }
     benches();
     latency_report();
     Criterion::default().configure_from_args().final_summary();

@@ -23,8 +23,8 @@
 //! Aho-Corasick pass over literals every pattern requires picks the few
 //! patterns that can match; only those run (see `prefilter`).
 
-use super::extract::{Facts, Source};
-use super::prefilter::Prefilter;
+use super::extract::{kind, Facts, Source};
+use super::prefilter::{Hit, Prefilter};
 use super::timing::TimingSource;
 use app::policy::ErrorClass;
 use regex::bytes::{Regex, RegexBuilder};
@@ -315,6 +315,7 @@ pub(crate) struct Rule {
     pub code: usize,
     pub confidence: Confidence,
     pub scope: Option<Scope>,
+    /// Trusted timing sources, in precedence order.
     pub timing: Vec<TimingSource>,
     pub text_re: Option<Regex>,
     pub not_text_re: Option<Regex>,
@@ -352,6 +353,7 @@ pub struct Catalogue {
     pub(crate) rules: Vec<Rule>,
     prefilters: [Prefilter; 3],
     owners: [Vec<(usize, Role)>; 3],
+    rule_bits: RuleBits,
     pub(crate) unknown: usize,
 }
 
@@ -609,7 +611,7 @@ impl Catalogue {
                         if !recovering {
                             p.push(format!("{at}: only transient or hard codes carry timing"));
                         }
-                        v.clone()
+                        super::timing::precedence(v)
                     }
                     None => {
                         p.push(format!("{at}: unknown timing profile `{name}`"));
@@ -768,6 +770,7 @@ impl Catalogue {
             tiers: spec.tiers,
             codes,
             code_ix,
+            rule_bits: RuleBits::new(&rules),
             rules,
             prefilters,
             owners,
@@ -849,50 +852,56 @@ impl Catalogue {
 
     /// Indexes of every rule whose conditions hold.
     pub(crate) fn matching_rules(&self, f: &Facts) -> Vec<usize> {
-        self.evaluate(f, false).0
+        self.evaluate(f, false).matched
     }
 
-    /// Indexes of the matching rules of the best tier that has any (lower
-    /// tiers are not evaluated), and for each the segment start where its
-    /// text pattern matched.
-    pub(crate) fn deciding_rules(&self, f: &Facts) -> (Vec<usize>, Vec<Option<(Source, usize)>>) {
+    /// The matching rules of the best tier that has any (lower tiers are
+    /// not evaluated), with where their text patterns matched.
+    pub(crate) fn deciding_rules<'a>(&'a self, f: &'a Facts) -> Evaluation<'a> {
         self.evaluate(f, true)
     }
 
     /// Rules are stored by tier, then id. Structured conditions are checked
     /// first; a rule's patterns run only when everything else already holds.
-    fn evaluate(
-        &self,
-        f: &Facts,
-        stop_at_first_tier: bool,
-    ) -> (Vec<usize>, Vec<Option<(Source, usize)>>) {
+    fn evaluate<'a>(&'a self, f: &'a Facts, stop_at_first_tier: bool) -> Evaluation<'a> {
         let mut text = TextHits::new(self, f);
         let have = f.kinds();
-        let mut out = Vec::new();
+        let mut matched = Vec::new();
         let mut current_tier = None;
-        for (i, r) in self.rules.iter().enumerate() {
-            if stop_at_first_tier && !out.is_empty() && current_tier != Some(r.tier) {
-                break;
+        // Cheapest rejections first, 64 rules at a time: rules that need a
+        // kind of fact the envelope lacks, and rules whose text pattern's
+        // literals do not occur, are never looked at.
+        let words = self.rule_bits.words;
+        'words: for w in 0..words {
+            let mut excluded = 0u64;
+            for (k, needs) in self.rule_bits.needs.chunks(words).enumerate() {
+                if have & (1 << k) == 0 {
+                    excluded |= needs[w];
+                }
             }
-            current_tier = Some(r.tier);
-            // Cheapest rejections first: a missing fact kind, a pattern whose
-            // literals do not occur.
-            if r.needs & !have != 0 || (r.cond.text && text.may[i] & 1 == 0) {
-                continue;
+            let text_ok = !self.rule_bits.text[w] | text.may_text[w];
+            let mut candidates = self.rule_bits.all[w] & !excluded & text_ok;
+            while candidates != 0 {
+                let i = w * 64 + candidates.trailing_zeros() as usize;
+                candidates &= candidates - 1;
+                let r = &self.rules[i];
+                if stop_at_first_tier && !matched.is_empty() && current_tier != Some(r.tier) {
+                    break 'words;
+                }
+                current_tier = Some(r.tier);
+                if !r.cond.holds(f) {
+                    continue;
+                }
+                if r.cond.text && !text.hit(i, Role::Text) {
+                    continue;
+                }
+                if r.cond.not_text && text.may_not(i) && text.hit(i, Role::NotText) {
+                    continue;
+                }
+                matched.push(i);
             }
-            if !r.cond.holds(f) {
-                continue;
-            }
-            if r.cond.text && !text.hit(i, Role::Text) {
-                continue;
-            }
-            if r.cond.not_text && text.may[i] & 2 != 0 && text.hit(i, Role::NotText) {
-                continue;
-            }
-            out.push(i);
         }
-        let places = out.iter().map(|&i| text.found[i]).collect();
-        (out, places)
+        Evaluation { matched, text }
     }
 
     /// The winner among matching rules: best tier; agreeing rules break ties
@@ -925,29 +934,111 @@ impl Catalogue {
     }
 }
 
+#[cfg(test)]
+impl Catalogue {
+    /// Per haystack (`Source` order): its prefilter and the compiled text and
+    /// not_text patterns it was built over, in the prefilter's pattern order.
+    pub(crate) fn text_sets(&self) -> [(&Prefilter, Vec<&Regex>); 3] {
+        std::array::from_fn(|slot| {
+            let mut pats: Vec<(usize, &Regex)> = Vec::new();
+            for r in &self.rules {
+                if let (Some(i), Some(re)) = (r.text_slots[slot], &r.text_re) {
+                    pats.push((i, re));
+                }
+                if let (Some(i), Some(re)) = (r.not_text_slots[slot], &r.not_text_re) {
+                    pats.push((i, re));
+                }
+            }
+            pats.sort_by_key(|&(i, _)| i);
+            assert!(pats.iter().enumerate().all(|(k, &(i, _))| k == i));
+            (
+                &self.prefilters[slot],
+                pats.into_iter().map(|(_, re)| re).collect(),
+            )
+        })
+    }
+}
+
+/// Rule sets as bits (bit `i % 64` of word `i / 64` is rule `i`), so the
+/// rules an envelope can match are found with a few word operations.
+#[derive(Debug, Default)]
+struct RuleBits {
+    /// Words per set.
+    words: usize,
+    /// Every rule.
+    all: Vec<u64>,
+    /// Rules with a text condition.
+    text: Vec<u64>,
+    /// Per fact kind (bit `k` of `Facts::kinds`), one set after another:
+    /// the rules that need that kind.
+    needs: Vec<u64>,
+}
+
+impl RuleBits {
+    fn new(rules: &[Rule]) -> RuleBits {
+        let words = rules.len().div_ceil(64);
+        let mut b = RuleBits {
+            words,
+            all: vec![0; words],
+            text: vec![0; words],
+            needs: vec![0; words * kind::COUNT],
+        };
+        for (i, r) in rules.iter().enumerate() {
+            let (w, bit) = (i / 64, 1u64 << (i % 64));
+            b.all[w] |= bit;
+            if r.cond.text {
+                b.text[w] |= bit;
+            }
+            for k in 0..kind::COUNT {
+                if r.needs & (1 << k) != 0 {
+                    b.needs[k * words + w] |= bit;
+                }
+            }
+        }
+        b
+    }
+}
+
+/// What evaluating the rules found.
+pub(crate) struct Evaluation<'a> {
+    /// Indexes of the matching rules, in rule order.
+    pub matched: Vec<usize>,
+    text: TextHits<'a>,
+}
+
+impl Evaluation<'_> {
+    /// Where a matching rule's text pattern matched: the haystack and the
+    /// position where its last match in the deciding segment starts (past
+    /// any separator the match begins with). `None` for rules without text.
+    pub(crate) fn text_place(&self, rule: usize) -> Option<(Source, usize)> {
+        self.text.place(rule)
+    }
+}
+
 /// Text matches. The prefilter runs once per haystack and says, per
-/// pattern, which segments (lines, messages) hold one of its literals; a
-/// pattern runs only on those segments, at most once per rule. Patterns match
-/// within one segment, never across unrelated lines.
+/// pattern, which segments (lines, messages) hold one of its literals and
+/// where; a pattern is checked only on those segments. Patterns match within
+/// one segment, never across unrelated lines.
 struct TextHits<'a> {
     catalogue: &'a Catalogue,
     facts: &'a Facts,
-    /// Per haystack: sorted `(pattern, segment)` candidates.
-    candidates: [Vec<(u32, u32)>; 3],
     /// Per haystack: its segments' byte ranges, in order.
     segments: [Vec<(usize, usize)>; 3],
-    /// Per rule: bit 0 its text pattern may match, bit 1 its not_text may.
-    may: Vec<u8>,
-    /// Per rule: bit 0 text checked, bit 1 text matched, bit 2 not_text
-    /// checked, bit 3 not_text matched.
-    state: Vec<u8>,
-    /// Per rule: where its text pattern matched (the last segment found).
-    found: Vec<Option<(Source, usize)>>,
+    /// Per haystack: literal hits, sorted by pattern, segment, start.
+    hits: [Vec<Hit>; 3],
+    /// Rules whose text pattern may match (bits, as in [`RuleBits`]).
+    may_text: Vec<u64>,
+    /// Rules whose not_text pattern may match.
+    may_not: Vec<u64>,
+    /// Where text patterns matched: `(rule, haystack, segment index)`.
+    found: Vec<(usize, Source, usize)>,
 }
 
 impl<'a> TextHits<'a> {
     fn new(catalogue: &'a Catalogue, facts: &'a Facts) -> Self {
-        let mut may = vec![0u8; catalogue.rules.len()];
+        let words = catalogue.rule_bits.words;
+        let mut may_text = vec![0u64; words];
+        let mut may_not = vec![0u64; words];
         let segments: [Vec<(usize, usize)>; 3] = std::array::from_fn(|slot| {
             facts
                 .segments
@@ -956,75 +1047,136 @@ impl<'a> TextHits<'a> {
                 .map(|g| (g.start, g.end))
                 .collect()
         });
-        let candidates: [Vec<(u32, u32)>; 3] = std::array::from_fn(|slot| {
+        let hits: [Vec<Hit>; 3] = std::array::from_fn(|slot| {
             let hay = facts.hay[slot].as_bytes();
             let segs = &segments[slot];
             if hay.is_empty() || segs.is_empty() {
                 return Vec::new();
             }
-            let lower = hay.to_ascii_lowercase();
-            let c = catalogue.prefilters[slot].candidates(&lower, segs.len(), |pos| {
-                segs.partition_point(|&(start, _)| start <= pos)
-                    .saturating_sub(1)
-            });
-            for &(pi, _) in &c {
-                let (rule, role) = catalogue.owners[slot][pi as usize];
-                may[rule] |= match role {
-                    Role::Text => 1,
-                    Role::NotText => 2,
+            let pf = &catalogue.prefilters[slot];
+            let hits = pf.hits(&facts.lower[slot], segs);
+            let mut mark = |pattern: usize| {
+                let (rule, role) = catalogue.owners[slot][pattern];
+                let set = match role {
+                    Role::Text => &mut may_text,
+                    Role::NotText => &mut may_not,
                 };
+                set[rule / 64] |= 1 << (rule % 64);
+            };
+            for &p in pf.always() {
+                mark(p);
             }
-            c
+            for h in &hits {
+                mark(h.pattern as usize);
+            }
+            hits
         });
         TextHits {
             catalogue,
             facts,
-            candidates,
             segments,
-            may,
-            state: vec![0; catalogue.rules.len()],
-            found: vec![None; catalogue.rules.len()],
+            hits,
+            may_text,
+            may_not,
+            found: Vec::new(),
         }
     }
 
+    fn may_not(&self, rule: usize) -> bool {
+        self.may_not[rule / 64] & (1 << (rule % 64)) != 0
+    }
+
+    /// The hits of one pattern in one haystack.
+    fn pattern_hits(&self, slot: usize, pattern: usize) -> &[Hit] {
+        let hits = &self.hits[slot];
+        let p = pattern as u32;
+        let lo = hits.partition_point(|h| h.pattern < p);
+        let hi = lo + hits[lo..].partition_point(|h| h.pattern <= p);
+        &hits[lo..hi]
+    }
+
+    /// Whether the rule's text (or not_text) pattern matches; for text, the
+    /// latest segment where it does is remembered for [`Self::place`].
+    /// Called at most once per rule and role.
     fn hit(&mut self, rule: usize, role: Role) -> bool {
-        let (checked, matched) = match role {
-            Role::Text => (1u8, 2u8),
-            Role::NotText => (4u8, 8u8),
-        };
-        if self.state[rule] & checked != 0 {
-            return self.state[rule] & matched != 0;
-        }
         let r = &self.catalogue.rules[rule];
         let (re, slots) = match role {
             Role::Text => (r.text_re.as_ref(), &r.text_slots),
             Role::NotText => (r.not_text_re.as_ref(), &r.not_text_slots),
         };
-        let mut found = None;
-        if let Some(re) = re {
-            'sources: for src in Source::ALL {
-                let slot = src as usize;
-                let Some(pattern) = slots[slot] else { continue };
-                let cands = &self.candidates[slot];
-                let pattern = pattern as u32;
-                let lo = cands.partition_point(|&(p, _)| p < pattern);
-                let hi = cands.partition_point(|&(p, _)| p <= pattern);
-                let hay = self.facts.hay[slot].as_bytes();
-                // Latest segment first: the excerpt shows the last match.
-                for &(_, seg) in cands[lo..hi].iter().rev() {
-                    let (start, end) = self.segments[slot][seg as usize];
-                    if re.is_match(&hay[start..end]) {
-                        found = Some((src, start));
-                        break 'sources;
+        let Some(re) = re else { return false };
+        for src in Source::ALL {
+            let slot = src as usize;
+            let Some(pattern) = slots[slot] else { continue };
+            let hay = self.facts.hay[slot].as_bytes();
+            let segs = &self.segments[slot];
+            if hay.is_empty() || segs.is_empty() {
+                continue;
+            }
+            let pf = &self.catalogue.prefilters[slot];
+            // Latest segment first: the excerpt shows the last match.
+            let found = if pf.is_always(pattern) {
+                (0..segs.len()).rev().find(|&g| {
+                    let (start, end) = segs[g];
+                    re.is_match(&hay[start..end])
+                })
+            } else {
+                let hits = self.pattern_hits(slot, pattern);
+                let mut found = None;
+                let mut end = hits.len();
+                while end > 0 {
+                    let g = hits[end - 1].segment;
+                    let begin = hits[..end].partition_point(|h| h.segment < g);
+                    let (start, stop) = segs[g as usize];
+                    if pf.confirm(&hits[begin..end], &hay[start..stop], start, re) {
+                        found = Some(g as usize);
+                        break;
                     }
+                    end = begin;
                 }
+                found
+            };
+            if let Some(g) = found {
+                if matches!(role, Role::Text) {
+                    self.found.push((rule, src, g));
+                }
+                return true;
             }
         }
-        self.state[rule] |= checked | if found.is_some() { matched } else { 0 };
-        if matches!(role, Role::Text) {
-            self.found[rule] = found;
-        }
-        found.is_some()
+        false
+    }
+
+    /// See [`Evaluation::text_place`].
+    fn place(&self, rule: usize) -> Option<(Source, usize)> {
+        let &(_, src, g) = self.found.iter().find(|(r, _, _)| *r == rule)?;
+        let r = &self.catalogue.rules[rule];
+        let slot = src as usize;
+        let (start, end) = self.segments[slot][g];
+        let text = &self.facts.hay[slot].as_bytes()[start..end];
+        let pattern = r.text_slots[slot]?;
+        let pf = &self.catalogue.prefilters[slot];
+        let last = if pf.is_always(pattern) {
+            None
+        } else {
+            let hits = self.pattern_hits(slot, pattern);
+            let lo = hits.partition_point(|h| (h.segment as usize) < g);
+            let hi = hits.partition_point(|h| (h.segment as usize) <= g);
+            pf.last_literal_match(&hits[lo..hi], text, start)
+        };
+        let (m_start, m_end) = match last {
+            Some(m) => m,
+            None => {
+                let m = r.text_re.as_ref()?.find_iter(text).last()?;
+                (m.start(), m.end())
+            }
+        };
+        // A match may start on the separator before its words.
+        let skip = text[m_start..m_end]
+            .iter()
+            .take_while(|c| !c.is_ascii_alphanumeric())
+            .count()
+            .min(m_end - m_start);
+        Some((src, start + m_start + skip))
     }
 }
 

@@ -8,11 +8,13 @@
 
 use super::catalogue::{Catalogue, Confidence, Rule, Scope, Verdict};
 use super::evidence::{Evidence, EvidenceError, Item, Phase};
-use super::extract::{Facts, Source};
+use super::extract::{Facts, Segment, Source};
 use super::{sanitize, timing};
+use aho_corasick::AhoCorasick;
 use app::policy::ErrorClass;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize, Serializer};
+use std::sync::LazyLock;
 
 /// Rule id reported when no catalogue rule matched.
 pub const RULE_UNMATCHED: &str = "fallback.unmatched";
@@ -82,8 +84,8 @@ pub fn classify_at(
 ) -> Classification {
     let reference = evidence.occurred_at.unwrap_or(now);
     let facts = Facts::extract(evidence);
-    let (matched, places) = catalogue.deciding_rules(&facts);
-    let verdict = catalogue.verdict(&matched);
+    let evaluation = catalogue.deciding_rules(&facts);
+    let verdict = catalogue.verdict(&evaluation.matched);
 
     let unknown = catalogue.unknown;
     let (code, rule_id, confidence, scope, hint, excerpt) = match verdict {
@@ -97,11 +99,7 @@ pub fn classify_at(
             // Where the rule found its evidence: the last place its pattern
             // matched, else the item carrying its structured fact. Timing
             // prose is read from that item only.
-            let place = matched
-                .iter()
-                .position(|&m| m == i)
-                .and_then(|k| places[k])
-                .and_then(|(src, seg_start)| text_match(r, &facts, src, seg_start));
+            let place = evaluation.text_place(i);
             let item = match place {
                 Some((src, pos)) => facts.item_at(src, pos),
                 None => r.cond.decisive_item(&facts),
@@ -204,22 +202,6 @@ pub fn classify_line(
     Ok(classify_at(catalogue, &ev, now))
 }
 
-/// Where in the segment starting at `seg_start` the rule's pattern matched
-/// (the last match), as a haystack position.
-fn text_match(r: &Rule, f: &Facts, src: Source, seg_start: usize) -> Option<(Source, usize)> {
-    let re = r.text_re.as_ref()?;
-    let seg = f.segment_at(src, seg_start)?;
-    let text = f.segment_text(seg).as_bytes();
-    let m = re.find_iter(text).last()?;
-    // A match may start on the separator before its words.
-    let skip = text[m.start()..m.end()]
-        .iter()
-        .take_while(|c| !c.is_ascii_alphanumeric())
-        .count()
-        .min(m.end() - m.start());
-    Some((src, seg.start + m.start() + skip))
-}
-
 fn place_excerpt(f: &Facts, src: Source, pos: usize) -> String {
     match f.segment_at(src, pos) {
         Some(seg) => sanitize::excerpt(f.segment_text(seg), pos.saturating_sub(seg.start)),
@@ -233,11 +215,10 @@ fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, r: &Rule) -> String {
         .iter()
         .filter(|s| s.item == item && s.source != Source::Agent)
         .collect();
-    let lower_has = |s: &str, needle: &str| {
-        !needle.is_empty()
-            && s.as_bytes()
-                .windows(needle.len())
-                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    // Identifiers are normalised to lower case: searching the lower-cased
+    // text is an ASCII-case-insensitive search.
+    let lower_has = |s: &Segment, needle: &str| {
+        !needle.is_empty() && memchr::memmem::find(f.segment_lower(s), needle.as_bytes()).is_some()
     };
     let tokens: Vec<&String> = f
         .tokens
@@ -248,10 +229,7 @@ fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, r: &Rule) -> String {
     // The line that names the identifier, else the most informative (longest).
     let seg = segs
         .iter()
-        .find(|s| {
-            let t = f.segment_text(s);
-            tokens.iter().any(|tok| lower_has(t, tok))
-        })
+        .find(|s| tokens.iter().any(|tok| lower_has(s, tok)))
         .or_else(|| {
             segs.iter()
                 .max_by_key(|s| (s.end - s.start, usize::MAX - s.start))
@@ -264,7 +242,7 @@ fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, r: &Rule) -> String {
     if let Some(s) = seg {
         let text = f.segment_text(s);
         return match prefix {
-            Some(p) => sanitize::excerpt(&format!("{p}{text}"), 0),
+            Some(p) => sanitize::excerpt(&format!("{p}{}", excerpt_head(text)), 0),
             None => sanitize::excerpt(text, 0),
         };
     }
@@ -273,33 +251,43 @@ fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, r: &Rule) -> String {
     let head = ev.items.get(item).map(describe_item).unwrap_or_default();
     let tail = last_error_line(f);
     match (head.is_empty(), tail) {
-        (false, Some(t)) => sanitize::excerpt(&format!("{head}: {}", f.segment_text(t)), 0),
+        (false, Some(t)) => {
+            sanitize::excerpt(&format!("{head}: {}", excerpt_head(f.segment_text(t))), 0)
+        }
         (false, None) => head,
         (true, Some(t)) => sanitize::excerpt(f.segment_text(t), 0),
         (true, None) => fallback_excerpt(f, ev),
     }
 }
 
+/// The start of a text an excerpt at its beginning is taken from: an excerpt
+/// with focus 0 reads at most the first ~284 bytes, and only asks whether
+/// the text is longer than 320, so a prefix of at least 321 bytes gives the
+/// same excerpt without copying a long body.
+fn excerpt_head(text: &str) -> &str {
+    super::evidence::cut(text, 400).0
+}
+
+/// Words that make a line read like an error (ASCII case-insensitive).
+static ERRORISH: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::new([
+        "error",
+        "fail",
+        "denied",
+        "exceeded",
+        "invalid",
+        "unable",
+        "not found",
+        "killed",
+    ])
+    .expect("errorish words")
+});
+
 /// The last error-haystack line that reads like an error, else the last one.
-fn last_error_line(f: &Facts) -> Option<&super::extract::Segment> {
-    let errorish = |s: &str| {
-        let b = s.as_bytes();
-        [
-            "error",
-            "fail",
-            "denied",
-            "exceeded",
-            "invalid",
-            "unable",
-            "not found",
-            "killed",
-        ]
-        .iter()
-        .any(|n| {
-            b.windows(n.len())
-                .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
-        })
-    };
+fn last_error_line(f: &Facts) -> Option<&Segment> {
+    // The words are lower case: matching the lower-cased line is matching
+    // the line ASCII-case-insensitively.
+    let errorish = |s: &Segment| ERRORISH.is_match(f.segment_lower(s));
     let mut last = None;
     for s in f.segments.iter().filter(|s| s.source == Source::Error) {
         last = Some(s);
@@ -308,7 +296,7 @@ fn last_error_line(f: &Facts) -> Option<&super::extract::Segment> {
         .iter()
         .rev()
         .filter(|s| s.source == Source::Error)
-        .find(|s| errorish(f.segment_text(s)))
+        .find(|s| errorish(s))
         .or(last)
 }
 

@@ -231,6 +231,15 @@ fn owned_cut(s: &str, max: usize, truncated: &mut bool) -> String {
     c.to_owned()
 }
 
+/// [`owned_cut`] for a string already owned: cut in place, no copy.
+fn cut_in_place(mut s: String, max: usize, truncated: &mut bool) -> String {
+    let (c, t) = cut(&s, max);
+    let len = c.len();
+    *truncated |= t;
+    s.truncate(len);
+    s
+}
+
 // ---------------------------------------------------------------------------
 // Lenient field readers. Each accepts any JSON and keeps what it understands.
 
@@ -358,8 +367,17 @@ impl<'de> Deserialize<'de> for LLines {
                 let mut q = VecDeque::new();
                 while let Some(LStr::<MAX_LINE_BYTES>(s, cut)) = a.next_element()? {
                     t |= cut;
-                    if let Some(s) = s {
-                        push_line(&mut q, &s, &mut t);
+                    match s {
+                        // One line, already bounded: keep the string as read.
+                        Some(s) if !s.contains('\n') && !s.ends_with('\r') => {
+                            if q.len() == MAX_LINES {
+                                q.pop_front();
+                                t = true;
+                            }
+                            q.push_back(s);
+                        }
+                        Some(s) => push_line(&mut q, &s, &mut t),
+                        None => {}
                     }
                 }
                 Ok(LLines(q.into(), t))
@@ -424,12 +442,15 @@ impl<'de> Deserialize<'de> for LHeaders {
                 while let Some(LStr::<MAX_ID_BYTES>(k, kc)) = a.next_key()? {
                     let HeaderValue(v, vc) = a.next_value()?;
                     t |= kc | vc;
-                    let (Some(k), Some(v)) = (k, v) else { continue };
-                    if out.len() >= MAX_HEADERS && !out.contains_key(&k.to_ascii_lowercase()) {
+                    let (Some(mut k), Some(v)) = (k, v) else {
+                        continue;
+                    };
+                    k.make_ascii_lowercase();
+                    if out.len() >= MAX_HEADERS && !out.contains_key(&k) {
                         t = true;
                         continue;
                     }
-                    out.insert(k.to_ascii_lowercase(), v);
+                    out.insert(k, v);
                 }
                 Ok(LHeaders(out, t))
             }
@@ -536,9 +557,30 @@ impl<'de> Deserialize<'de> for LValue {
         if v.is_null() {
             return Ok(LValue(None, false));
         }
+        if !over_bounds(&v, 0) {
+            return Ok(LValue(Some(v), false));
+        }
         let mut t = false;
         let v = bound_value(v, 0, &mut t);
         Ok(LValue(Some(v), t))
+    }
+}
+
+/// Whether [`bound_value`] would change `v` (it then rebuilds the whole tree).
+fn over_bounds(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::String(s) => s.len() > MAX_TEXT_BYTES,
+        Value::Array(a) => {
+            depth >= MAX_DATA_DEPTH
+                || a.len() > MAX_DATA_ENTRIES
+                || a.iter().any(|x| over_bounds(x, depth + 1))
+        }
+        Value::Object(m) => {
+            depth >= MAX_DATA_DEPTH
+                || m.len() > MAX_DATA_ENTRIES
+                || m.values().any(|x| over_bounds(x, depth + 1))
+        }
+        _ => false,
     }
 }
 
@@ -648,16 +690,60 @@ struct LTime(Option<DateTime<Utc>>);
 
 impl<'de> Deserialize<'de> for LTime {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let LStr::<MAX_ID_BYTES>(s, _) = LStr::deserialize(d)?;
-        let Some(s) = s else { return Ok(LTime(None)) };
-        if let Ok(t) = DateTime::parse_from_rfc3339(s.trim()) {
-            return Ok(LTime(Some(t.with_timezone(&Utc))));
+        // The text an `LStr<MAX_ID_BYTES>` would read, parsed where it lies.
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LTime;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<LTime, E> {
+                Ok(LTime(parse_time(cut(v, MAX_ID_BYTES).0)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<LTime, E> {
+                Ok(LTime(parse_time(&v.to_string())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<LTime, E> {
+                Ok(LTime(parse_time(&v.to_string())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<LTime, E> {
+                Ok(LTime(parse_time(&v.to_string())))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<LTime, E> {
+                Ok(LTime(None))
+            }
+            fn visit_unit<E>(self) -> Result<LTime, E> {
+                Ok(LTime(None))
+            }
+            fn visit_none<E>(self) -> Result<LTime, E> {
+                Ok(LTime(None))
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<LTime, D2::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<LTime, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LTime(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<LTime, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LTime(None))
+            }
         }
-        if let Ok(secs) = s.trim().parse::<i64>() {
-            return Ok(LTime(Utc.timestamp_opt(secs, 0).single()));
-        }
-        Ok(LTime(None))
+        d.deserialize_any(V)
     }
+}
+
+/// RFC 3339 text or Unix seconds.
+fn parse_time(s: &str) -> Option<DateTime<Utc>> {
+    let s = s.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(secs) = s.parse::<i64>() {
+        return Utc.timestamp_opt(secs, 0).single();
+    }
+    None
 }
 
 struct LResumable(Option<Resumable>);
@@ -729,6 +815,181 @@ fn content_text(v: &Value, out: &mut String) {
     }
 }
 
+/// An item's `kind`, read without copying the known ones. Anything else is
+/// kept as an `LStr<64>` would read it.
+enum Kind {
+    Http,
+    AcpError,
+    AcpUpdate,
+    AcpStop,
+    Stderr,
+    Stdout,
+    ProcessExit,
+    Other(Option<String>),
+}
+
+impl<'de> Deserialize<'de> for Kind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Kind;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Kind, E> {
+                Ok(match v {
+                    "http" => Kind::Http,
+                    "acp_error" => Kind::AcpError,
+                    "acp_update" => Kind::AcpUpdate,
+                    "acp_stop" => Kind::AcpStop,
+                    "stderr" => Kind::Stderr,
+                    "stdout" => Kind::Stdout,
+                    "process_exit" => Kind::ProcessExit,
+                    _ => Kind::Other(Some(cut(v, 64).0.to_owned())),
+                })
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Kind, E> {
+                Ok(Kind::Other(Some(v.to_string())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Kind, E> {
+                Ok(Kind::Other(Some(v.to_string())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Kind, E> {
+                Ok(Kind::Other(Some(v.to_string())))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Kind, E> {
+                Ok(Kind::Other(Some(v.to_string())))
+            }
+            fn visit_unit<E>(self) -> Result<Kind, E> {
+                Ok(Kind::Other(None))
+            }
+            fn visit_none<E>(self) -> Result<Kind, E> {
+                Ok(Kind::Other(None))
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Kind, D2::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Kind, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Kind::Other(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Kind, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Kind::Other(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An item's `status`: a number (HTTP) or a string (tool calls, or a status
+/// sent as text). Containers are read as `Value` would read them (same
+/// validation), then ignored.
+enum Status {
+    Number(Option<i64>),
+    Text(String),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Status {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Status;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any valid JSON value")
+            }
+            // As `Number::as_i64`: floats and integers beyond i64 are none.
+            fn visit_i64<E>(self, v: i64) -> Result<Status, E> {
+                Ok(Status::Number(Some(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Status, E> {
+                Ok(Status::Number(i64::try_from(v).ok()))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Status, E> {
+                Ok(Status::Number(None))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Status, E> {
+                Ok(Status::Text(v.to_owned()))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Status, E> {
+                Ok(Status::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Status, E> {
+                Ok(Status::Other)
+            }
+            fn visit_none<E>(self) -> Result<Status, E> {
+                Ok(Status::Other)
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Status, D2::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Status, A::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(a))?;
+                Ok(Status::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Status, A::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                Ok(Status::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An ACP update's `text` or `content`: a string, or content blocks (read
+/// as a `Value`, then flattened by [`content_text`]); empty when neither.
+struct Text(String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any valid JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(v.to_owned()))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_unit<E>(self) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_none<E>(self) -> Result<Text, E> {
+                Ok(Text(String::new()))
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Text, D2::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Text, A::Error> {
+                let v = Value::deserialize(de::value::SeqAccessDeserializer::new(a))?;
+                let mut s = String::new();
+                content_text(&v, &mut s);
+                Ok(Text(s))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Text, A::Error> {
+                let v = Value::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                let mut s = String::new();
+                content_text(&v, &mut s);
+                Ok(Text(s))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 struct RawItem(Option<Item>, bool);
 
 impl<'de> Deserialize<'de> for RawItem {
@@ -741,7 +1002,7 @@ impl<'de> Deserialize<'de> for RawItem {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<RawItem, A::Error> {
                 let mut t = false;
-                let mut kind: Option<String> = None;
+                let mut kind = Kind::Other(None);
                 let mut status_num: Option<i64> = None;
                 let mut status_str: Option<String> = None;
                 let mut headers = BTreeMap::new();
@@ -758,18 +1019,15 @@ impl<'de> Deserialize<'de> for RawItem {
                 let mut signal: Option<String> = None;
                 while let Some(field) = a.next_key::<ItemField>()? {
                     match field {
-                        ItemField::Kind => kind = a.next_value::<LStr<64>>()?.0,
-                        ItemField::Status => {
-                            let v: Value = a.next_value()?;
-                            match v {
-                                Value::Number(n) => status_num = n.as_i64(),
-                                Value::String(s) => {
-                                    status_num = s.trim().parse().ok();
-                                    status_str = Some(cut(&s, 64).0.to_owned());
-                                }
-                                _ => {}
+                        ItemField::Kind => kind = a.next_value()?,
+                        ItemField::Status => match a.next_value()? {
+                            Status::Number(n) => status_num = n,
+                            Status::Text(s) => {
+                                status_num = s.trim().parse().ok();
+                                status_str = Some(cut_in_place(s, 64, &mut false));
                             }
-                        }
+                            Status::Other => {}
+                        },
                         ItemField::Headers => {
                             let LHeaders(h, c) = a.next_value()?;
                             headers = h;
@@ -798,13 +1056,16 @@ impl<'de> Deserialize<'de> for RawItem {
                         }
                         ItemField::Update => update = a.next_value::<LStr<64>>()?.0,
                         ItemField::Text | ItemField::Content => {
-                            let v: Value = a.next_value()?;
-                            let mut s = String::new();
-                            content_text(&v, &mut s);
+                            let Text(s) = a.next_value()?;
                             if !s.is_empty() {
-                                let mut joined = text.take().unwrap_or_default();
-                                joined.push_str(&s);
-                                text = Some(owned_cut(&joined, MAX_TEXT_BYTES, &mut t));
+                                let joined = match text.take() {
+                                    Some(mut j) => {
+                                        j.push_str(&s);
+                                        j
+                                    }
+                                    None => s,
+                                };
+                                text = Some(cut_in_place(joined, MAX_TEXT_BYTES, &mut t));
                             }
                         }
                         ItemField::StopReason => stop_reason = a.next_value::<LStr<64>>()?.0,
@@ -823,8 +1084,8 @@ impl<'de> Deserialize<'de> for RawItem {
                         }
                     }
                 }
-                let item = match kind.as_deref() {
-                    Some("http") => Item::Http(HttpItem {
+                let item = match kind {
+                    Kind::Http => Item::Http(HttpItem {
                         status: status_num
                             .filter(|s| (100..=999).contains(s))
                             .map(|s| s as u16),
@@ -832,25 +1093,21 @@ impl<'de> Deserialize<'de> for RawItem {
                         body,
                         error,
                     }),
-                    Some("acp_error") => Item::AcpError(AcpErrorItem {
+                    Kind::AcpError => Item::AcpError(AcpErrorItem {
                         code,
                         message,
                         data,
                     }),
-                    Some("acp_update") => Item::AcpUpdate(AcpUpdateItem {
+                    Kind::AcpUpdate => Item::AcpUpdate(AcpUpdateItem {
                         update: update.unwrap_or_default(),
                         text,
                         status: status_str,
                     }),
-                    Some("acp_stop") => Item::AcpStop(AcpStopItem { stop_reason }),
-                    Some("stderr") => Item::Stderr(StreamItem { lines }),
-                    Some("stdout") => Item::Stdout(StreamItem { lines }),
-                    Some("process_exit") => {
-                        Item::ProcessExit(ProcessExitItem { exit_code, signal })
-                    }
-                    other => Item::Other(OtherItem {
-                        original_kind: other.map(str::to_owned),
-                    }),
+                    Kind::AcpStop => Item::AcpStop(AcpStopItem { stop_reason }),
+                    Kind::Stderr => Item::Stderr(StreamItem { lines }),
+                    Kind::Stdout => Item::Stdout(StreamItem { lines }),
+                    Kind::ProcessExit => Item::ProcessExit(ProcessExitItem { exit_code, signal }),
+                    Kind::Other(original_kind) => Item::Other(OtherItem { original_kind }),
                 };
                 Ok(RawItem(Some(item), t))
             }

@@ -20,6 +20,7 @@
 //! `RATE_LIMIT_EXCEEDED` and `rate_limit_exceeded` are the same fact).
 
 use super::evidence::{cut, Evidence, Item};
+use super::json::Json;
 use regex::bytes::Regex;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -90,6 +91,8 @@ pub(crate) struct TimingInputs {
 #[derive(Debug, Default)]
 pub(crate) struct Facts {
     pub hay: [String; 3],
+    /// The haystacks, ASCII-lowercased (for literal searches).
+    pub lower: [Vec<u8>; 3],
     pub segments: Vec<Segment>,
     pub statuses: Vec<(u16, usize)>,
     pub tokens: Vec<(String, usize)>,
@@ -115,6 +118,8 @@ pub(crate) mod kind {
     pub const STOP: u16 = 1 << 6;
     pub const NO_RESPONSE: u16 = 1 << 7;
     pub const TOOL_FAILED: u16 = 1 << 8;
+    /// How many kinds there are.
+    pub const COUNT: usize = 9;
 }
 
 /// Most JSON nodes read per item, so a hostile body cannot make extraction slow.
@@ -133,6 +138,19 @@ static STATUS_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     .build()
     .expect("status pattern compiles")
 });
+
+static EXCEPTION: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("Exception"));
+
+/// Room before the status digits for the longest status phrase.
+const STATUS_PHRASE_LEAD: usize = 64;
+
+/// Where the first `[45]\d\d` in `b` starts.
+fn first_status_digits(b: &[u8]) -> Option<usize> {
+    memchr::memchr2_iter(b'4', b'5', b).find(|&i| {
+        b.get(i + 1).is_some_and(u8::is_ascii_digit) && b.get(i + 2).is_some_and(u8::is_ascii_digit)
+    })
+}
 
 impl Facts {
     pub(crate) fn extract(ev: &Evidence) -> Facts {
@@ -171,7 +189,7 @@ impl Facts {
                         }
                         Some(v) => {
                             let mut budget = NODE_BUDGET;
-                            f.walk(v, idx, 0, 0, &mut budget);
+                            f.walk(&Json::from_value(v), idx, 0, 0, &mut budget);
                         }
                         None => {}
                     }
@@ -221,6 +239,9 @@ impl Facts {
         }
         f.text_statuses();
         f.exception_names();
+        for (lower, hay) in f.lower.iter_mut().zip(&f.hay) {
+            *lower = hay.as_bytes().to_ascii_lowercase();
+        }
         f
     }
 
@@ -290,7 +311,7 @@ impl Facts {
     ) {
         let trimmed = body.trim_start();
         if trimmed.starts_with(['{', '[', '"']) {
-            if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+            if let Some(v) = Json::parse(trimmed) {
                 let mut budget = NODE_BUDGET;
                 self.walk(&v, idx, 0, 0, &mut budget);
                 return;
@@ -329,8 +350,7 @@ impl Facts {
             }
             attempts += 1;
             let start = pos + off;
-            let mut stream =
-                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Json>();
             match stream.next() {
                 Some(Ok(v)) => {
                     let consumed = stream.byte_offset().max(1);
@@ -351,28 +371,29 @@ impl Facts {
     /// Reads one JSON value: identifiers, statuses, messages and timing.
     /// Scalars of an object are read before its children so a top-level
     /// `resets_at` outranks a nested one.
-    fn walk(&mut self, v: &Value, idx: usize, depth: usize, nest: usize, budget: &mut usize) {
+    fn walk(&mut self, v: &Json, idx: usize, depth: usize, nest: usize, budget: &mut usize) {
         if *budget == 0 || depth > 24 {
             return;
         }
         *budget -= 1;
         match v {
-            Value::String(s) => self.message(s, idx, nest),
-            Value::Array(a) => {
+            Json::String(s) => self.message(s, idx, nest),
+            Json::Array(a) => {
                 for x in a {
                     self.walk(x, idx, depth + 1, nest, budget);
                 }
             }
-            Value::Object(m) => {
+            Json::Object(m) => {
                 // Relay wrappers (OpenRouter and friends): the upstream's own
                 // words are in metadata.raw; the wrapper's message is noise.
-                let has_raw = m
+                let has_raw = v
                     .get("metadata")
                     .and_then(|md| md.get("raw"))
                     .is_some_and(|r| r.as_str().is_some_and(|s| !s.trim().is_empty()));
                 // Claude Code's rate_limit_info is only a failure when rejected.
                 for (k, val) in m {
-                    match k.as_str() {
+                    let k: &str = k;
+                    match k {
                         "type" | "code" | "status" | "reason" | "__type" | "error_type"
                         | "errorType" | "error_code" | "errorCode" | "name" | "status_code"
                         | "statusCode" | "http_status_code" | "httpStatusCode" | "http_status" => {
@@ -381,18 +402,18 @@ impl Facts {
                         "message" | "msg" | "detail" | "details" | "error"
                         | "error_description" | "errorMessage" | "error_message" | "result"
                         | "raw" | "stderr" | "additional_details" | "additionalDetails" => {
-                            if let Value::String(s) = val {
+                            if let Json::String(s) = val {
                                 if !(has_raw && k == "message") {
                                     self.message(s, idx, nest);
                                 }
                             }
                         }
                         "codex_error_info" | "codexErrorInfo" => match val {
-                            Value::String(s) => self.token(s, idx),
-                            Value::Object(inner) => {
+                            Json::String(s) => self.token(s, idx),
+                            Json::Object(inner) => {
                                 for (name, detail) in inner {
                                     self.token(name, idx);
-                                    if let Value::Object(d) = detail {
+                                    if let Json::Object(d) = detail {
                                         for (dk, dv) in d {
                                             self.identifier(dk, dv, idx, nest);
                                             self.timing_field(dk, dv);
@@ -403,17 +424,17 @@ impl Facts {
                             _ => {}
                         },
                         "quotaId" | "quota_id" => {
-                            if let Value::String(s) = val {
+                            if let Json::String(s) = val {
                                 if self.quota_ids.len() < 16 {
                                     self.quota_ids.push(cut(s, 128).0.to_ascii_lowercase());
                                 }
                             }
                         }
                         "retryDelay" | "retry_delay" => match val {
-                            Value::String(s) => self.timing.retry_info.push(s.clone()),
-                            Value::Object(d) => {
-                                let secs = d.get("seconds").and_then(num).unwrap_or(0.0)
-                                    + d.get("nanos").and_then(num).unwrap_or(0.0) / 1e9;
+                            Json::String(s) => self.timing.retry_info.push(s.to_string()),
+                            Json::Object(_) => {
+                                let secs = val.get("seconds").and_then(num).unwrap_or(0.0)
+                                    + val.get("nanos").and_then(num).unwrap_or(0.0) / 1e9;
                                 self.timing.retry_info.push(format!("{secs}s"));
                             }
                             _ => {}
@@ -422,7 +443,7 @@ impl Facts {
                     }
                 }
                 for (k, val) in m {
-                    if matches!(val, Value::Object(_) | Value::Array(_)) {
+                    if matches!(val, Json::Object(_) | Json::Array(_)) {
                         if k == "rate_limit_info" || k == "rateLimitInfo" {
                             self.rate_limit_info(val, idx);
                             continue;
@@ -438,14 +459,14 @@ impl Facts {
         }
     }
 
-    fn identifier(&mut self, key: &str, val: &Value, idx: usize, nest: usize) {
+    fn identifier(&mut self, key: &str, val: &Json, idx: usize, nest: usize) {
         match val {
-            Value::Number(_) => {
+            Json::Number(_) => {
                 if let Some(n) = num(val) {
                     self.status_number(key, n, idx);
                 }
             }
-            Value::String(s) => {
+            Json::String(s) => {
                 let t = s.trim();
                 if let Ok(n) = t.parse::<f64>() {
                     self.status_number(key, n, idx);
@@ -483,7 +504,7 @@ impl Facts {
     fn message(&mut self, s: &str, idx: usize, nest: usize) {
         let t = s.trim_start();
         if nest < MAX_NESTED_JSON && (t.starts_with('{') || t.starts_with('[')) {
-            if let Ok(v) = serde_json::from_str::<Value>(t) {
+            if let Some(v) = Json::parse(t) {
                 let mut budget = NODE_BUDGET / 2;
                 self.walk(&v, idx, 0, nest + 1, &mut budget);
                 return;
@@ -493,15 +514,15 @@ impl Facts {
         self.embedded_json(s, idx, nest + 1);
     }
 
-    fn timing_field(&mut self, key: &str, val: &Value) {
+    fn timing_field(&mut self, key: &str, val: &Json) {
         if self.timing.body.len() >= 16 {
             return;
         }
         match key {
             "resets_at" | "resetsAt" | "reset_at" | "resetAt" | "reset_time" | "resetTime" => {
                 let s = match val {
-                    Value::Number(n) => n.to_string(),
-                    Value::String(s) => s.clone(),
+                    Json::Number(n) => n.to_string(),
+                    Json::String(s) => s.to_string(),
                     _ => return,
                 };
                 self.timing.body.push(BodyHint::Absolute(s));
@@ -527,19 +548,19 @@ impl Facts {
         }
     }
 
-    fn rate_limit_info(&mut self, v: &Value, idx: usize) {
-        let Value::Object(m) = v else { return };
-        if m.get("status").and_then(Value::as_str) != Some("rejected") {
+    fn rate_limit_info(&mut self, v: &Json, idx: usize) {
+        let Json::Object(_) = v else { return };
+        if v.get("status").and_then(Json::as_str) != Some("rejected") {
             return;
         }
         self.token("rate_limit_rejected", idx);
-        let kind = m.get("rateLimitType").and_then(Value::as_str);
+        let kind = v.get("rateLimitType").and_then(Json::as_str);
         if let Some(t) = kind {
             self.token(t, idx);
         }
-        let reset = match (kind, m.get("overageResetsAt")) {
+        let reset = match (kind, v.get("overageResetsAt")) {
             (Some("overage"), Some(r)) => Some(r),
-            _ => m.get("resetsAt"),
+            _ => v.get("resetsAt"),
         };
         if let Some(r) = reset {
             self.timing_field("resetsAt", r);
@@ -552,8 +573,24 @@ impl Facts {
         if hay.is_empty() {
             return;
         }
+        let bytes = hay.as_bytes();
+        // Every status phrase holds a `[45]\d\d` and starts at most 35 bytes
+        // before it ("request failed with status code (429"): without one
+        // there is nothing to find, and the search may start just before the
+        // first. `find_at` keeps the context before the start for `\b`, so
+        // the matches are exactly those of a search from the beginning.
+        let Some(first) = first_status_digits(bytes) else {
+            return;
+        };
+        let mut at = first.saturating_sub(STATUS_PHRASE_LEAD);
+        let matches = std::iter::from_fn(|| {
+            let m = STATUS_IN_TEXT.find_at(bytes, at)?;
+            // Matches are never empty (they hold three digits).
+            at = m.end();
+            Some(m)
+        });
         let mut found = Vec::new();
-        for m in STATUS_IN_TEXT.find_iter(hay.as_bytes()).take(32) {
+        for m in matches.take(32) {
             // The match holds exactly one 4xx/5xx number bounded by non-digits.
             let bytes = m.as_bytes();
             let code = bytes.windows(3).enumerate().find_map(|(k, w)| {
@@ -585,7 +622,7 @@ impl Facts {
             let hay = &self.hay[Source::Error as usize];
             let bytes = hay.as_bytes();
             let mut from = 0;
-            while let Some(off) = hay[from..].find("Exception") {
+            while let Some(off) = EXCEPTION.find(&bytes[from..]) {
                 let end = from + off;
                 let mut start = end;
                 while start > 0 && bytes[start - 1].is_ascii_alphabetic() {
@@ -641,12 +678,17 @@ impl Facts {
     pub(crate) fn segment_text(&self, s: &Segment) -> &str {
         &self.hay[s.source as usize][s.start..s.end]
     }
+
+    /// [`Self::segment_text`], ASCII-lowercased.
+    pub(crate) fn segment_lower(&self, s: &Segment) -> &[u8] {
+        &self.lower[s.source as usize][s.start..s.end]
+    }
 }
 
-fn num(v: &Value) -> Option<f64> {
+fn num(v: &Json) -> Option<f64> {
     match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
+        Json::Number(n) => n.as_f64(),
+        Json::String(s) => s.trim().parse().ok(),
         _ => None,
     }
 }
@@ -686,14 +728,11 @@ pub(crate) fn norm_token(s: &str) -> Option<String> {
 /// quotes to ASCII and blanking other control characters.
 fn normalise_into(text: &str, out: &mut String) {
     let b = text.as_bytes();
-    let special = |c: u8| c >= 0x80 || (c < 0x20 && c != b'\n' && c != b'\t');
     let mut i = 0;
     while i < b.len() {
         // Copy the run of plain ASCII in one go.
         let start = i;
-        while i < b.len() && !special(b[i]) {
-            i += 1;
-        }
+        i = super::scan::plain_run_end(b, i);
         out.push_str(&text[start..i]);
         if i >= b.len() {
             break;

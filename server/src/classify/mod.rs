@@ -5,7 +5,8 @@
 //!
 //! - [`evidence`]: the envelope types; lenient, bounded parsing.
 //! - `extract`: per-item extractors that turn raw items into normalised
-//!   facts (statuses, error identifiers, ACP codes, exits, text haystacks).
+//!   facts (statuses, error identifiers, ACP codes, exits, text haystacks);
+//!   `json`: the light, borrowing JSON tree they read bodies into.
 //! - [`catalogue`]: the versioned data catalogue (`catalogue/` at the
 //!   repository root): code registry, rules in priority tiers, timing
 //!   profiles; loaded once, validated loudly, compiled into matchers
@@ -23,8 +24,10 @@ pub mod cli;
 pub mod evidence;
 mod extract;
 pub mod fixtures;
+mod json;
 mod prefilter;
 pub mod sanitize;
+mod scan;
 pub mod timing;
 pub mod unknown;
 

@@ -57,20 +57,44 @@ pub fn redact(text: &str) -> String {
     }
 }
 
-/// Bytes that separate tokens: whitespace, quotes, brackets, `,`, `;`, `|`.
-static DELIM: [bool; 256] = {
-    let mut t = [false; 256];
+/// Byte classes: token delimiters (whitespace, quotes, brackets, `,`, `;`,
+/// `|`), ASCII digits, ASCII letters, and everything else. Tokens are
+/// scanned once, collecting the classes they hold, so most tokens (plain
+/// words) are judged without looking at their bytes again.
+const DELIM: u8 = 1;
+const DIGIT: u8 = 2;
+const ALPHA: u8 = 4;
+const OTHER: u8 = 8;
+
+static CLASS: [u8; 256] = {
+    let mut t = [OTHER; 256];
     let d = b" \t\n\r\x0b\x0c\"'`()[]{}<>,;|";
     let mut i = 0;
     while i < d.len() {
-        t[d[i] as usize] = true;
+        t[d[i] as usize] = DELIM;
         i += 1;
+    }
+    let mut c = 0;
+    while c < 10 {
+        t[(b'0' + c) as usize] = DIGIT;
+        c += 1;
+    }
+    let mut c = 0;
+    while c < 26 {
+        t[(b'a' + c) as usize] = ALPHA;
+        t[(b'A' + c) as usize] = ALPHA;
+        c += 1;
     }
     t
 };
 
 fn is_delim(c: u8) -> bool {
-    DELIM[c as usize]
+    CLASS[c as usize] == DELIM
+}
+
+/// The classes of the bytes of `t`.
+fn classes(t: &[u8]) -> u8 {
+    t.iter().fold(0, |k, &c| k | CLASS[c as usize])
 }
 
 fn redact_cow(text: &str) -> Cow<'_, str> {
@@ -86,7 +110,13 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             continue;
         }
         let start = i;
-        while i < b.len() && !is_delim(b[i]) {
+        let mut kinds = 0;
+        while i < b.len() {
+            let k = CLASS[b[i] as usize];
+            if k == DELIM {
+                break;
+            }
+            kinds |= k;
             i += 1;
         }
         let tok = &b[start..i];
@@ -96,13 +126,16 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             end -= 1;
         }
         let core = &b[start..end];
+        if end < i {
+            kinds = classes(core);
+        }
         let is_bearer = core.eq_ignore_ascii_case(b"bearer") || core.eq_ignore_ascii_case(b"basic");
         let is_sep = core == b":" || core == b"=";
         let replacement = if expect_secret && !is_bearer && !is_sep {
             expect_secret = false;
             Some("[redacted]")
         } else {
-            classify_token(core)
+            classify_token(core, kinds)
         };
         // Does a secret's value follow? `name:`, `name=`, `"name": …`,
         // `Bearer …`, `API key provided: …`.
@@ -112,7 +145,7 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         } else if matches!(last, b':' | b'=') && tok.len() > 1 {
             expect_secret |= is_secret_name(&tok[..tok.len() - 1])
                 || (prev_key && tok.eq_ignore_ascii_case(b"provided:"));
-        } else if !is_sep && next_is_separator(b, i) && is_secret_name(core) {
+        } else if !is_sep && is_secret_name(core) && next_is_separator(b, i) {
             expect_secret = true;
         }
         prev_key = core.eq_ignore_ascii_case(b"key");
@@ -146,43 +179,42 @@ fn is_secret_name(t: &[u8]) -> bool {
         return false;
     }
     let ends_token = t.len() >= 5 && t[t.len() - 5..].eq_ignore_ascii_case(b"token");
+    // A name can only start where its (lower-case) first letter stands.
     ends_token
-        || SECRET_NAMES
-            .iter()
-            .any(|n| t.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n)))
+        || t.iter().enumerate().any(|(k, &c)| {
+            SECRET_START[c as usize]
+                && SECRET_NAMES.iter().any(|n| {
+                    n[0] == c.to_ascii_lowercase()
+                        && t.len() - k >= n.len()
+                        && t[k..k + n.len()].eq_ignore_ascii_case(n)
+                })
+        })
 }
 
-/// What one token must become, if anything.
-fn classify_token(t: &[u8]) -> Option<&'static str> {
+/// First letters of [`SECRET_NAMES`], either case.
+static SECRET_START: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < SECRET_NAMES.len() {
+        let c = SECRET_NAMES[i][0];
+        t[c as usize] = true;
+        t[c.to_ascii_uppercase() as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// What one token must become, if anything. `kinds` are its byte classes.
+fn classify_token(t: &[u8], kinds: u8) -> Option<&'static str> {
     if t.len() < 4 {
         return None;
     }
-    // One pass: what kinds of bytes does the token hold?
-    let (mut digit, mut alpha, mut other) = (false, false, false);
-    let (mut run, mut max_run) = (0usize, 0usize);
-    let mut at = None;
-    for (k, &c) in t.iter().enumerate() {
-        if c.is_ascii_digit() {
-            digit = true;
-            run += 1;
-            max_run = max_run.max(run);
-            continue;
-        }
-        run = 0;
-        if c.is_ascii_alphabetic() {
-            alpha = true;
-        } else {
-            other = true;
-            if c == b'@' && at.is_none() {
-                at = Some(k);
-            }
-        }
-    }
+    let (digit, alpha, other) = (kinds & DIGIT != 0, kinds & ALPHA != 0, kinds & OTHER != 0);
     // Plain words: nothing to hide unless absurdly long.
     if !digit && !other {
         return (t.len() >= 32).then_some("[id]");
     }
-    if max_run >= 9 {
+    if digit && t.len() >= 9 && longest_digit_run(t) >= 9 {
         return Some("[id]");
     }
     if other {
@@ -191,7 +223,7 @@ fn classify_token(t: &[u8]) -> Option<&'static str> {
             if t.contains(&b'?') || t[p + 3..].contains(&b'@') {
                 return Some("[url]");
             }
-        } else if let Some(a) = at {
+        } else if let Some(a) = t.iter().position(|&c| c == b'@') {
             if a > 0 && t[a + 1..].contains(&b'.') {
                 return Some("[email]");
             }
@@ -209,6 +241,15 @@ fn classify_token(t: &[u8]) -> Option<&'static str> {
         .then_some(())
         .filter(|_| has_mixed_part(t))
         .map(|_| "[id]")
+}
+
+fn longest_digit_run(t: &[u8]) -> usize {
+    let (mut run, mut longest) = (0, 0);
+    for c in t {
+        run = if c.is_ascii_digit() { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
 }
 
 /// Whether a token that matched is an id rather than a key (for the marker).
@@ -300,7 +341,7 @@ fn has_mixed_part(t: &[u8]) -> bool {
 /// A bounded, single-line, redacted excerpt of `text`, centred near `focus`
 /// (a byte offset where the decisive words start).
 pub fn excerpt(text: &str, focus: usize) -> String {
-    let red = redact(window(text, focus));
+    let red = redact_cow(window(text, focus));
     // Collapse whitespace and control characters to single spaces; cut at
     // MAX_EXCERPT_CHARS with an ellipsis.
     let b = red.as_bytes();
@@ -318,9 +359,7 @@ pub fn excerpt(text: &str, focus: usize) -> String {
             }
             // A run of visible ASCII: copy as much as fits at once.
             let start = i;
-            while i < b.len() && b[i] > b' ' && b[i] < 0x7f {
-                i += 1;
-            }
+            i = super::scan::visible_run_end(b, i);
             let run = &red[start..i];
             if !push_bounded(&mut out, &mut count, &mut pending_space, run, run.len()) {
                 return finish_cut(out);

@@ -91,7 +91,16 @@ impl Hint {
     }
 }
 
-/// The first valid hint among `sources`, in precedence order.
+/// Sorts timing sources into precedence order, once, when a rule is compiled.
+pub(crate) fn precedence(sources: &[TimingSource]) -> Vec<TimingSource> {
+    let mut ordered = sources.to_vec();
+    ordered.sort();
+    ordered.dedup();
+    ordered
+}
+
+/// The first valid hint among `sources` (in precedence order, see
+/// [`precedence`]).
 /// `item`, when given, limits prose hints to that item's text: a hint must
 /// come from the same message as the failure it explains.
 pub(crate) fn resolve(
@@ -101,10 +110,8 @@ pub(crate) fn resolve(
     item: Option<usize>,
     now: DateTime<Utc>,
 ) -> Option<Hint> {
-    let mut ordered: Vec<TimingSource> = sources.to_vec();
-    ordered.sort();
-    ordered.dedup();
-    for src in ordered {
+    debug_assert!(sources.windows(2).all(|w| w[0] < w[1]));
+    for &src in sources {
         let found = match src {
             TimingSource::RetryAfterMs => facts
                 .timing
@@ -323,22 +330,24 @@ fn phrase_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let mut best = None;
     for m in PHRASE_TRIGGER.find_iter(text.as_bytes()).take(16) {
         // A client announcing its own backoff is not the provider's hint.
-        let before = &text[..m.start()];
-        let tail: String = before
-            .chars()
-            .rev()
-            .take(12)
-            .collect::<String>()
-            .chars()
-            .rev()
-            .collect::<String>()
-            .to_ascii_lowercase();
         let trigger = &text[m.start()..m.end()];
         let retry_word = trigger
             .get(..5)
             .is_some_and(|w| w.eq_ignore_ascii_case("retry"));
-        if retry_word && (tail.ends_with("will ") || tail.ends_with("'ll ")) {
-            continue;
+        if retry_word {
+            let before = &text[..m.start()];
+            let tail: String = before
+                .chars()
+                .rev()
+                .take(12)
+                .collect::<String>()
+                .chars()
+                .rev()
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if tail.ends_with("will ") || tail.ends_with("'ll ") {
+                continue;
+            }
         }
         if let Some(secs) = parse_prose_duration(&text[m.end()..]) {
             if let Some(t) = after_seconds(now, secs) {
@@ -364,7 +373,8 @@ pub(crate) fn parse_prose_duration(s: &str) -> Option<f64> {
             while i < b.len() && (b[i] == b' ' || b[i] == b',' || b[i] == b'\t') {
                 i += 1;
             }
-            if s[i..].len() >= 4 && s[i..i + 4].eq_ignore_ascii_case("and ") {
+            // Bytes, not `str`: `i + 4` may fall inside a character.
+            if b[i..].len() >= 4 && b[i..i + 4].eq_ignore_ascii_case(b"and ") {
                 i += 4;
             }
         }
@@ -416,7 +426,7 @@ pub(crate) fn parse_prose_duration(s: &str) -> Option<f64> {
 fn word_at(s: &str, i: usize, w: &str) -> bool {
     let end = i + w.len();
     end < s.len()
-        && s[i..end].eq_ignore_ascii_case(w)
+        && s.as_bytes()[i..end].eq_ignore_ascii_case(w.as_bytes())
         && s.as_bytes()[end] == b' '
         && (end + 1 >= s.len() || s.as_bytes()[end + 1].is_ascii_alphabetic())
 }
@@ -432,6 +442,8 @@ static EPOCH: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 fn epoch_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    // Every sentinel has a `|`; most texts have none.
+    memchr::memchr(b'|', text.as_bytes())?;
     EPOCH
         .captures_iter(text.as_bytes())
         .take(8)
@@ -471,6 +483,10 @@ static ISO_TIME: LazyLock<Regex> = LazyLock::new(|| {
 
 fn clock_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let bytes = text.as_bytes();
+    // Both patterns need an hour or a date: no digit, no clock time.
+    if !bytes.iter().any(u8::is_ascii_digit) {
+        return None;
+    }
     let mut best: Option<DateTime<Utc>> = None;
     let mut keep = |t: DateTime<Utc>| {
         if valid(t, now) && best.is_none_or(|b| t > b) {
@@ -688,6 +704,17 @@ mod tests {
         assert!(parse_prose_duration("a moment").is_none());
         assert!(parse_prose_duration("a brief wait").is_none());
         assert!(parse_prose_duration("later").is_none());
+    }
+
+    #[test]
+    fn durations_next_to_non_ascii_text() {
+        // Slicing `str` here once cut through a character.
+        assert_eq!(parse_prose_duration("20s aé"), Some(20.0));
+        assert_eq!(parse_prose_duration("20s\n(Ué"), Some(20.0));
+        assert_eq!(parse_prose_duration("aé"), None);
+        assert_eq!(parse_prose_duration("2 hours andé"), Some(7200.0));
+        // A separator then a multi-byte character where "and " would be.
+        assert_eq!(parse_prose_duration("1h2m3s ⎿ done"), Some(3723.0));
     }
 
     #[test]

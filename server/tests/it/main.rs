@@ -1,13 +1,21 @@
 //! Integration tests, in one binary: the server library links once, not
 //! once per file (each link is large with the Leptos views inside).
 //!
-//! Store, HTTP, route scenarios, races, crashes: most run on SQLite and
-//! PostgreSQL (`on_both_engines!`); PostgreSQL is expected at
-//! TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test).
+//! The classifier (`classify_*`: CLI contract, collisions, corpus,
+//! fixtures, properties, registry), then the store, HTTP, route scenarios,
+//! races and crashes, most of which run on SQLite and PostgreSQL
+//! (`on_both_engines!`); PostgreSQL is expected at TEST_POSTGRES_URL
+//! (default postgres://postgres@127.0.0.1:5432/test).
 
 #[macro_use]
 mod support;
 
+mod classify_cli;
+mod classify_collisions;
+mod classify_corpus;
+mod classify_fixtures;
+mod classify_properties;
+mod classify_registry;
 mod http_events;
 mod http_profiles;
 mod routes_crash;

@@ -298,3 +298,17 @@ fn missing_occurred_at_uses_the_given_clock() {
     assert_eq!(c.retry_after_seconds, Some(30.0));
     assert_eq!(c.reset_at, Some(now() + chrono::Duration::seconds(30)));
 }
+
+#[test]
+fn numbers_read_the_same_from_text_and_from_a_value() {
+    // Found by `total_and_deterministic`: serde_json's default float parser
+    // may be off by an ULP, so the text path printed a different number than
+    // the value path (and only one of them looked like an identifier).
+    // The workspace enables `float_roundtrip`; this pins it.
+    let env = json!({"items": [{"kind": "http", "error": {"type": [-986714.9007789401_f64]}}]});
+    let line = env.to_string();
+    let from_text = classify_line(Catalogue::builtin(), &line, now()).expect("classifies");
+    let ev = Evidence::from_json_value(&env).expect("object");
+    let from_value = classify_at(Catalogue::builtin(), &ev, now());
+    assert_eq!(from_text.safe_excerpt, from_value.safe_excerpt);
+}
