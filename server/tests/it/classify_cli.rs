@@ -34,21 +34,7 @@ fn one_output_line_per_input_line_in_order() {
     assert_eq!(lines[3]["error"], "invalid_envelope");
     assert_eq!(lines[4]["code"], "network_unavailable");
     for l in [&lines[0], &lines[2], &lines[4]] {
-        for f in [
-            "code",
-            "class",
-            "catalogue_version",
-            "confidence",
-            "scope",
-            "classifier_rule",
-            "provider_id",
-            "model_id",
-            "phase",
-            "occurred_at",
-            "retry_after_seconds",
-            "reset_at",
-            "safe_excerpt",
-        ] {
+        for f in crate::support::CLASSIFICATION_FIELDS {
             assert!(l.get(f).is_some(), "missing {f} in {l}");
         }
     }

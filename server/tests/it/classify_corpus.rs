@@ -72,21 +72,7 @@ fn public_corpus_meets_the_gates() {
         if recovering(got.0) && !allowed_recovering {
             false_auth += 1;
         }
-        for field in [
-            "code",
-            "class",
-            "catalogue_version",
-            "confidence",
-            "scope",
-            "classifier_rule",
-            "provider_id",
-            "model_id",
-            "phase",
-            "occurred_at",
-            "retry_after_seconds",
-            "reset_at",
-            "safe_excerpt",
-        ] {
+        for field in crate::support::CLASSIFICATION_FIELDS {
             if o.get(field).is_none() {
                 missing += 1;
             }

@@ -407,3 +407,20 @@ pub fn start_time() -> chrono::DateTime<chrono::Utc> {
         .unwrap()
         .to_utc()
 }
+
+/// Every field of a classification (DESIGN.md's contract).
+pub const CLASSIFICATION_FIELDS: [&str; 13] = [
+    "code",
+    "class",
+    "catalogue_version",
+    "confidence",
+    "scope",
+    "classifier_rule",
+    "provider_id",
+    "model_id",
+    "phase",
+    "occurred_at",
+    "retry_after_seconds",
+    "reset_at",
+    "safe_excerpt",
+];
