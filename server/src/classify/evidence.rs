@@ -211,6 +211,23 @@ impl Evidence {
 }
 
 // ---------------------------------------------------------------------------
+// Lenient visitors
+
+/// The `Visitor` methods for input shapes a field does not use: each answers
+/// `$value` (the field read as absent), so a wrong shape never fails the
+/// envelope. `otherwise!(LInt(None); bool unit none)`.
+macro_rules! otherwise {
+    ($value:expr; $($shape:ident)+) => { $( otherwise!(@ $shape $value); )+ };
+    (@ str $v:expr) => { fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> { Ok($v) } };
+    (@ i64 $v:expr) => { fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> { Ok($v) } };
+    (@ u64 $v:expr) => { fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> { Ok($v) } };
+    (@ f64 $v:expr) => { fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> { Ok($v) } };
+    (@ bool $v:expr) => { fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> { Ok($v) } };
+    (@ unit $v:expr) => { fn visit_unit<E>(self) -> Result<Self::Value, E> { Ok($v) } };
+    (@ none $v:expr) => { fn visit_none<E>(self) -> Result<Self::Value, E> { Ok($v) } };
+}
+
+// ---------------------------------------------------------------------------
 // Bounded string helpers
 
 /// Cuts `s` to at most `max` bytes on a character boundary.
@@ -317,15 +334,7 @@ impl<'de> Deserialize<'de> for LInt {
             fn visit_str<E>(self, v: &str) -> Result<LInt, E> {
                 Ok(LInt(v.trim().parse().ok()))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<LInt, E> {
-                Ok(LInt(None))
-            }
-            fn visit_unit<E>(self) -> Result<LInt, E> {
-                Ok(LInt(None))
-            }
-            fn visit_none<E>(self) -> Result<LInt, E> {
-                Ok(LInt(None))
-            }
+            otherwise!(LInt(None); bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<LInt, D2::Error> {
                 d.deserialize_any(self)
             }
@@ -386,24 +395,7 @@ impl<'de> Deserialize<'de> for LLines {
                 while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(LLines(Vec::new(), false))
             }
-            fn visit_i64<E>(self, _: i64) -> Result<LLines, E> {
-                Ok(LLines(Vec::new(), false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<LLines, E> {
-                Ok(LLines(Vec::new(), false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<LLines, E> {
-                Ok(LLines(Vec::new(), false))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<LLines, E> {
-                Ok(LLines(Vec::new(), false))
-            }
-            fn visit_unit<E>(self) -> Result<LLines, E> {
-                Ok(LLines(Vec::new(), false))
-            }
-            fn visit_none<E>(self) -> Result<LLines, E> {
-                Ok(LLines(Vec::new(), false))
-            }
+            otherwise!(LLines(Vec::new(), false); i64 u64 f64 bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<LLines, D2::Error> {
                 d.deserialize_any(self)
             }
@@ -458,27 +450,7 @@ impl<'de> Deserialize<'de> for LHeaders {
                 while a.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(LHeaders(BTreeMap::new(), false))
             }
-            fn visit_str<E>(self, _: &str) -> Result<LHeaders, E> {
-                Ok(LHeaders(BTreeMap::new(), false))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<LHeaders, E> {
-                Ok(LHeaders(BTreeMap::new(), false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<LHeaders, E> {
-                Ok(LHeaders(BTreeMap::new(), false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<LHeaders, E> {
-                Ok(LHeaders(BTreeMap::new(), false))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<LHeaders, E> {
-                Ok(LHeaders(BTreeMap::new(), false))
-            }
-            fn visit_unit<E>(self) -> Result<LHeaders, E> {
-                Ok(LHeaders(BTreeMap::new(), false))
-            }
-            fn visit_none<E>(self) -> Result<LHeaders, E> {
-                Ok(LHeaders(BTreeMap::new(), false))
-            }
+            otherwise!(LHeaders(BTreeMap::new(), false); str i64 u64 f64 bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<LHeaders, D2::Error> {
                 d.deserialize_any(self)
             }
@@ -709,15 +681,7 @@ impl<'de> Deserialize<'de> for LTime {
             fn visit_f64<E>(self, v: f64) -> Result<LTime, E> {
                 Ok(LTime(parse_time(&v.to_string())))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<LTime, E> {
-                Ok(LTime(None))
-            }
-            fn visit_unit<E>(self) -> Result<LTime, E> {
-                Ok(LTime(None))
-            }
-            fn visit_none<E>(self) -> Result<LTime, E> {
-                Ok(LTime(None))
-            }
+            otherwise!(LTime(None); bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<LTime, D2::Error> {
                 d.deserialize_any(self)
             }
@@ -912,15 +876,7 @@ impl<'de> Deserialize<'de> for Status {
             fn visit_str<E>(self, v: &str) -> Result<Status, E> {
                 Ok(Status::Text(v.to_owned()))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Status, E> {
-                Ok(Status::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Status, E> {
-                Ok(Status::Other)
-            }
-            fn visit_none<E>(self) -> Result<Status, E> {
-                Ok(Status::Other)
-            }
+            otherwise!(Status::Other; bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Status, D2::Error> {
                 d.deserialize_any(self)
             }
@@ -952,24 +908,7 @@ impl<'de> Deserialize<'de> for Text {
             fn visit_str<E>(self, v: &str) -> Result<Text, E> {
                 Ok(Text(v.to_owned()))
             }
-            fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
-                Ok(Text(String::new()))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
-                Ok(Text(String::new()))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
-                Ok(Text(String::new()))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
-                Ok(Text(String::new()))
-            }
-            fn visit_unit<E>(self) -> Result<Text, E> {
-                Ok(Text(String::new()))
-            }
-            fn visit_none<E>(self) -> Result<Text, E> {
-                Ok(Text(String::new()))
-            }
+            otherwise!(Text(String::new()); i64 u64 f64 bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Text, D2::Error> {
                 d.deserialize_any(self)
             }
@@ -1115,27 +1054,7 @@ impl<'de> Deserialize<'de> for RawItem {
                 while a.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(RawItem(None, false))
             }
-            fn visit_str<E>(self, _: &str) -> Result<RawItem, E> {
-                Ok(RawItem(None, false))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<RawItem, E> {
-                Ok(RawItem(None, false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<RawItem, E> {
-                Ok(RawItem(None, false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<RawItem, E> {
-                Ok(RawItem(None, false))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<RawItem, E> {
-                Ok(RawItem(None, false))
-            }
-            fn visit_unit<E>(self) -> Result<RawItem, E> {
-                Ok(RawItem(None, false))
-            }
-            fn visit_none<E>(self) -> Result<RawItem, E> {
-                Ok(RawItem(None, false))
-            }
+            otherwise!(RawItem(None, false); str i64 u64 f64 bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<RawItem, D2::Error> {
                 d.deserialize_any(self)
             }
@@ -1205,27 +1124,7 @@ impl<'de> Deserialize<'de> for LItems {
                 while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(LItems(Vec::new(), false))
             }
-            fn visit_str<E>(self, _: &str) -> Result<LItems, E> {
-                Ok(LItems(Vec::new(), false))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<LItems, E> {
-                Ok(LItems(Vec::new(), false))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<LItems, E> {
-                Ok(LItems(Vec::new(), false))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<LItems, E> {
-                Ok(LItems(Vec::new(), false))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<LItems, E> {
-                Ok(LItems(Vec::new(), false))
-            }
-            fn visit_unit<E>(self) -> Result<LItems, E> {
-                Ok(LItems(Vec::new(), false))
-            }
-            fn visit_none<E>(self) -> Result<LItems, E> {
-                Ok(LItems(Vec::new(), false))
-            }
+            otherwise!(LItems(Vec::new(), false); str i64 u64 f64 bool unit none);
             fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<LItems, D2::Error> {
                 d.deserialize_any(self)
             }
