@@ -10,11 +10,18 @@
 //! `CLASSIFY_PROFILE_ROUNDS=20 valgrind --tool=callgrind target/release/deps/classify-…`
 //! (`CLASSIFY_PROFILE_PARSE_ONLY=1` leaves classification out, to split the
 //! count between JSON parsing and classifying).
+//!
+//! `CLASSIFY_PER_ENVELOPE=1` prints the slowest envelopes instead.
 
 use chrono::{DateTime, Utc};
 use criterion::{black_box, criterion_group, Criterion, Throughput};
 use server::classify::{classify_at, fixtures, Catalogue, Evidence};
 use std::time::Instant;
+
+/// The allocator the `kandev-recovery` binary uses, so the figures are the
+/// product's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const CORPUS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -137,7 +144,39 @@ fn profile_rounds(rounds: usize, parse_only: bool) {
     );
 }
 
+/// Mean time per envelope, each classified 2,000 times in a row (warm
+/// caches), slowest first: where to look when the throughput drops.
+fn slowest_envelopes() {
+    let catalogue = Catalogue::builtin();
+    let lines = envelopes();
+    let now = now();
+    let mut times: Vec<(f64, &String)> = lines
+        .iter()
+        .map(|l| {
+            for _ in 0..50 {
+                black_box(classify_one(catalogue, l, now));
+            }
+            let start = Instant::now();
+            for _ in 0..2000 {
+                black_box(classify_one(catalogue, black_box(l), now));
+            }
+            (start.elapsed().as_secs_f64() / 2000.0 * 1e6, l)
+        })
+        .collect();
+    let mean = times.iter().map(|t| t.0).sum::<f64>() / times.len().max(1) as f64;
+    times.sort_by(|a, b| b.0.total_cmp(&a.0));
+    println!("mean {mean:.2} µs per envelope (warm); slowest:");
+    for (us, l) in times.iter().take(20) {
+        let head: String = l.chars().take(120).collect();
+        println!("{us:>7.2} µs {:>5} B  {head}", l.len());
+    }
+}
+
 fn main() {
+    if std::env::var_os("CLASSIFY_PER_ENVELOPE").is_some() {
+        slowest_envelopes();
+        return;
+    }
     if let Some(rounds) = std::env::var("CLASSIFY_PROFILE_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -5,6 +5,10 @@ use clap::Parser;
 use server::config::{CatalogueCommand, Cli, Command, ServeArgs};
 use std::process::ExitCode;
 
+/// See `server/Cargo.toml`: the classifier's many small allocations.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli

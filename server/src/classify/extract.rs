@@ -155,6 +155,9 @@ fn first_status_digits(b: &[u8]) -> Option<usize> {
 impl Facts {
     pub(crate) fn extract(ev: &Evidence) -> Facts {
         let mut f = Facts::default();
+        // Room for the error haystack up front (growing it by doubling would
+        // copy it several times); JSON bodies give less text than their size.
+        f.hay[Source::Error as usize].reserve(ev.items.iter().map(text_size).sum());
         for (idx, item) in ev.items.iter().enumerate() {
             match item {
                 Item::Http(h) => {
@@ -682,6 +685,23 @@ impl Facts {
     /// [`Self::segment_text`], ASCII-lowercased.
     pub(crate) fn segment_lower(&self, s: &Segment) -> &[u8] {
         &self.lower[s.source as usize][s.start..s.end]
+    }
+}
+
+/// An upper bound of the error text an item usually gives.
+fn text_size(item: &Item) -> usize {
+    let len = |s: &Option<String>| s.as_ref().map_or(0, |s| s.len() + 1);
+    match item {
+        Item::Http(h) => len(&h.body) + len(&h.error),
+        Item::AcpError(e) => {
+            len(&e.message)
+                + match &e.data {
+                    Some(Value::String(s)) => s.len() + 1,
+                    _ => 0,
+                }
+        }
+        Item::Stderr(s) | Item::Stdout(s) => s.lines.iter().map(|l| l.len() + 1).sum(),
+        _ => 0,
     }
 }
 

@@ -145,7 +145,8 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         } else if matches!(last, b':' | b'=') && tok.len() > 1 {
             expect_secret |= is_secret_name(&tok[..tok.len() - 1])
                 || (prev_key && tok.eq_ignore_ascii_case(b"provided:"));
-        } else if !is_sep && is_secret_name(core) && next_is_separator(b, i) {
+        } else if !is_sep && next_is_separator(b, i) && is_secret_name(core) {
+            // (The separator test first: it is cheap and rarely true.)
             expect_secret = true;
         }
         prev_key = core.eq_ignore_ascii_case(b"key");

@@ -69,6 +69,70 @@ pub(crate) fn visible_run_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The words every match of a case-insensitive pattern begins with, in
+/// lower case. No match can start before the first place one of them occurs,
+/// so a search may begin there: finding the words in the lower-cased text
+/// (SIMD substring search) is far cheaper than running the pattern's
+/// case-insensitive automaton over text that holds none of them, which is
+/// most text. Only sound when every match really begins with one of the
+/// words; each use is checked against the plain search in its tests.
+pub(crate) struct Leads(Vec<memchr::memmem::Finder<'static>>);
+
+impl Leads {
+    pub(crate) fn new(words: &[&'static str]) -> Leads {
+        debug_assert!(words
+            .iter()
+            .all(|w| !w.is_empty() && w.to_ascii_lowercase() == *w));
+        Leads(
+            words
+                .iter()
+                .map(|w| memchr::memmem::Finder::new(*w))
+                .collect(),
+        )
+    }
+
+    /// Where the first word starts in `lower` (ASCII-lowercased text).
+    pub(crate) fn first(&self, lower: &[u8]) -> Option<usize> {
+        self.0.iter().filter_map(|f| f.find(lower)).min()
+    }
+}
+
+/// Non-overlapping matches of `re` in `hay` at or after `at`, with their
+/// groups: what `captures_iter` reports from there, for patterns that never
+/// match the empty string. `find_at` and `captures_at` keep the text before
+/// `at` as context, so `\b` reads as it would in a search from the start.
+pub(crate) fn captures_from<'r, 'h>(
+    re: &'r regex::bytes::Regex,
+    hay: &'h [u8],
+    mut at: usize,
+) -> impl Iterator<Item = regex::bytes::Captures<'h>> + use<'r, 'h> {
+    std::iter::from_fn(move || {
+        if at > hay.len() {
+            return None;
+        }
+        let c = re.captures_at(hay, at)?;
+        let m = c.get(0)?;
+        at = m.end().max(m.start() + 1);
+        Some(c)
+    })
+}
+
+/// [`captures_from`] for whole matches only.
+pub(crate) fn find_from<'r, 'h>(
+    re: &'r regex::bytes::Regex,
+    hay: &'h [u8],
+    mut at: usize,
+) -> impl Iterator<Item = regex::bytes::Match<'h>> + use<'r, 'h> {
+    std::iter::from_fn(move || {
+        if at > hay.len() {
+            return None;
+        }
+        let m = re.find_at(hay, at)?;
+        at = m.end().max(m.start() + 1);
+        Some(m)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@
 //! source that yields a valid hint wins.
 
 use super::extract::{BodyHint, Facts, Source};
+use super::scan::{captures_from, find_from, Leads};
 use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDate, TimeZone, Utc};
 use regex::bytes::{Regex, RegexBuilder};
 use std::str::FromStr;
@@ -147,13 +148,13 @@ pub(crate) fn resolve(
                 valid(t, now).then_some(t)
             }),
             TimingSource::Phrase => texts(facts, text_sources, item)
-                .filter_map(|t| phrase_hint(t, now))
+                .filter_map(|(t, lower)| phrase_hint(t, lower, now))
                 .max(),
             TimingSource::Epoch => texts(facts, text_sources, item)
-                .filter_map(|t| epoch_hint(t, now))
+                .filter_map(|(t, _)| epoch_hint(t, now))
                 .max(),
             TimingSource::Clock => texts(facts, text_sources, item)
-                .filter_map(|t| clock_hint(t, now))
+                .filter_map(|(t, lower)| clock_hint(t, lower, now))
                 .max(),
         };
         if let Some(t) = found.filter(|t| valid(*t, now)) {
@@ -166,28 +167,27 @@ pub(crate) fn resolve(
     None
 }
 
-fn texts(facts: &Facts, mask: u8, item: Option<usize>) -> impl Iterator<Item = &str> {
+/// The texts timing prose is read from, each with its ASCII-lowercased copy.
+fn texts(facts: &Facts, mask: u8, item: Option<usize>) -> impl Iterator<Item = (&str, &[u8])> {
     Source::ALL
         .into_iter()
         .filter(move |s| mask & s.bit() != 0)
-        .map(move |s| match item {
-            // An item's segments are contiguous in each haystack.
-            Some(i) => {
-                let mut segs = facts
-                    .segments
-                    .iter()
-                    .filter(|g| g.source == s && g.item == i);
-                match segs.next() {
-                    Some(first) => {
-                        let end = segs.next_back().map_or(first.end, |g| g.end);
-                        &facts.hay[s as usize][first.start..end]
-                    }
-                    None => "",
+        .filter_map(move |s| {
+            let slot = s as usize;
+            let (start, end) = match item {
+                // An item's segments are contiguous in each haystack.
+                Some(i) => {
+                    let mut segs = facts
+                        .segments
+                        .iter()
+                        .filter(|g| g.source == s && g.item == i);
+                    let first = segs.next()?;
+                    (first.start, segs.next_back().map_or(first.end, |g| g.end))
                 }
-            }
-            None => facts.hay[s as usize].as_str(),
+                None => (0, facts.hay[slot].len()),
+            };
+            (end > start).then(|| (&facts.hay[slot][start..end], &facts.lower[slot][start..end]))
         })
-        .filter(|h| !h.is_empty())
 }
 
 fn valid(t: DateTime<Utc>, now: DateTime<Utc>) -> bool {
@@ -325,10 +325,25 @@ static PHRASE_TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
     .expect("phrase trigger compiles")
 });
 
-/// The latest valid "try again in …" style hint in `text`.
-fn phrase_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+/// What every [`PHRASE_TRIGGER`] match begins with.
+static PHRASE_LEADS: LazyLock<Leads> = LazyLock::new(|| {
+    Leads::new(&[
+        "try again",
+        "retry",
+        "reset",
+        "available again",
+        "please wait",
+        "wait",
+        "refresh",
+    ])
+});
+
+/// The latest valid "try again in …" style hint in `text` (`lower` is it
+/// ASCII-lowercased).
+fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let from = PHRASE_LEADS.first(lower)?;
     let mut best = None;
-    for m in PHRASE_TRIGGER.find_iter(text.as_bytes()).take(16) {
+    for m in find_from(&PHRASE_TRIGGER, text.as_bytes(), from).take(16) {
         // A client announcing its own backoff is not the provider's hint.
         let trigger = &text[m.start()..m.end()];
         let retry_word = trigger
@@ -481,19 +496,48 @@ static ISO_TIME: LazyLock<Regex> = LazyLock::new(|| {
     .expect("iso pattern compiles")
 });
 
-fn clock_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+/// What every [`CLOCK`] match begins with.
+static CLOCK_LEADS: LazyLock<Leads> =
+    LazyLock::new(|| Leads::new(&["reset", "try", "available", "until", "after"]));
+/// What every [`ISO_TIME`] match begins with.
+static ISO_LEADS: LazyLock<Leads> =
+    LazyLock::new(|| Leads::new(&["reset", "until", "after", "at", "try"]));
+
+/// Whether `b` holds `\d{4}-\d{2}-\d{2}`, which every [`ISO_TIME`] match does.
+fn has_iso_date(b: &[u8]) -> bool {
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    memchr::memchr_iter(b'-', b).any(|i| {
+        i >= 4
+            && digits(i - 4..i)
+            && b.get(i + 3) == Some(&b'-')
+            && digits(i + 1..i + 3)
+            && digits(i + 4..i + 6)
+    })
+}
+
+/// The latest valid zoned clock time in `text` (`lower` is it
+/// ASCII-lowercased).
+fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let bytes = text.as_bytes();
     // Both patterns need an hour or a date: no digit, no clock time.
     if !bytes.iter().any(u8::is_ascii_digit) {
         return None;
     }
+    let iso_from = if has_iso_date(bytes) {
+        ISO_LEADS.first(lower)
+    } else {
+        None
+    };
+    let clock_from = CLOCK_LEADS.first(lower);
     let mut best: Option<DateTime<Utc>> = None;
     let mut keep = |t: DateTime<Utc>| {
         if valid(t, now) && best.is_none_or(|b| t > b) {
             best = Some(t);
         }
     };
-    for c in ISO_TIME.captures_iter(bytes).take(8) {
+    let iso = iso_from.map(|at| captures_from(&ISO_TIME, bytes, at));
+    for c in iso.into_iter().flatten().take(8) {
         if let Some(t) = c
             .get(1)
             .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
@@ -502,7 +546,8 @@ fn clock_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
             keep(t.with_timezone(&Utc));
         }
     }
-    for c in CLOCK.captures_iter(bytes).take(8) {
+    let clock = clock_from.map(|at| captures_from(&CLOCK, bytes, at));
+    for c in clock.into_iter().flatten().take(8) {
         let get = |n: &str| {
             c.name(n)
                 .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
@@ -677,6 +722,14 @@ mod tests {
         "2026-11-30T12:00:00Z".parse().unwrap()
     }
 
+    fn phrase(text: &str) -> Option<DateTime<Utc>> {
+        phrase_hint(text, text.to_ascii_lowercase().as_bytes(), now())
+    }
+
+    fn clock(text: &str) -> Option<DateTime<Utc>> {
+        clock_hint(text, text.to_ascii_lowercase().as_bytes(), now())
+    }
+
     #[test]
     fn go_durations() {
         assert_eq!(parse_go_duration("6m0s"), Some(360.0));
@@ -719,26 +772,104 @@ mod tests {
 
     #[test]
     fn phrases_skip_client_backoff() {
-        assert!(phrase_hint("Retrying in 39 seconds… (attempt 8/10)", now()).is_none());
-        assert!(phrase_hint("will retry after 6173ms", now()).is_none());
-        let t = phrase_hint("Please try again in 20s. Contact us", now()).unwrap();
+        assert!(phrase("Retrying in 39 seconds… (attempt 8/10)").is_none());
+        assert!(phrase("will retry after 6173ms").is_none());
+        let t = phrase("Please try again in 20s. Contact us").unwrap();
         assert_eq!(t, now() + Duration::seconds(20));
     }
 
     #[test]
     fn clocks_need_a_zone() {
-        assert!(clock_hint("5-hour limit reached ∙ resets 9pm", now()).is_none());
-        assert!(clock_hint("Limits will reset at 9:30 AM.", now()).is_none());
-        let t = clock_hint("Your limit will reset at 1 PM (Asia/Dubai).", now()).unwrap();
+        assert!(clock("5-hour limit reached ∙ resets 9pm").is_none());
+        assert!(clock("Limits will reset at 9:30 AM.").is_none());
+        let t = clock("Your limit will reset at 1 PM (Asia/Dubai).").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-12-01T09:00:00+00:00");
-        let t = clock_hint("Weekly limit reached · resets 10am (Asia/Seoul)", now()).unwrap();
+        let t = clock("Weekly limit reached · resets 10am (Asia/Seoul)").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-12-01T01:00:00+00:00");
-        let t = clock_hint("resets Dec 2, 9am (Asia/Saigon)", now()).unwrap();
+        let t = clock("resets Dec 2, 9am (Asia/Saigon)").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-12-02T02:00:00+00:00");
-        let t = clock_hint("try again at 3:15 PM UTC", now()).unwrap();
+        let t = clock("try again at 3:15 PM UTC").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-11-30T15:15:00+00:00");
-        assert!(clock_hint("try again at Jun 30, 2026, 4:15 AM.", now()).is_none());
-        assert!(clock_hint("resets 10am (PST)", now()).is_none());
+        assert!(clock("try again at Jun 30, 2026, 4:15 AM.").is_none());
+        assert!(clock("resets 10am (PST)").is_none());
+    }
+
+    /// Starting a search at the first lead word finds exactly what a search
+    /// from the start finds, for texts made of the patterns' own words.
+    #[test]
+    fn leads_do_not_change_matches() {
+        let pieces = [
+            "Try again in 20s",
+            "retry after 5s",
+            "resets at 3pm (America/New_York)",
+            "until 2026-12-01T00:00:00Z",
+            "available again at 10:00 UTC",
+            "please wait 5 minutes",
+            "RESETS Dec 2, 9am (Asia/Saigon)",
+            "reset at 2026-12-01 10:00:00+01:00",
+            "after",
+            "AT",
+            "try",
+            "again",
+            "wait",
+            "Refreshes in 1h",
+            "Available After 4 PM GMT",
+            "x",
+            " ",
+            "\t",
+            "é",
+            "retrying",
+            "2026-12-01",
+            "1-22-333",
+            ". ",
+            "will ",
+            "until 9:30 UTC",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let cases = [
+            (&*PHRASE_TRIGGER, &*PHRASE_LEADS),
+            (&*CLOCK, &*CLOCK_LEADS),
+            (&*ISO_TIME, &*ISO_LEADS),
+        ];
+        for _ in 0..4000 {
+            let n = 1 + next(6);
+            let text: String = (0..n).map(|_| pieces[next(pieces.len())]).collect();
+            let lower = text.to_ascii_lowercase();
+            for (re, leads) in cases {
+                let want: Vec<_> = re.find_iter(text.as_bytes()).map(|m| m.range()).collect();
+                let got: Vec<_> = leads
+                    .first(lower.as_bytes())
+                    .map(|at| {
+                        find_from(re, text.as_bytes(), at)
+                            .map(|m| m.range())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(got, want, "{text:?} / {}", re.as_str());
+                let want: Vec<_> = re
+                    .captures_iter(text.as_bytes())
+                    .map(|c| c.iter().map(|g| g.map(|g| g.range())).collect::<Vec<_>>())
+                    .collect();
+                let got: Vec<_> = leads
+                    .first(lower.as_bytes())
+                    .map(|at| {
+                        captures_from(re, text.as_bytes(), at)
+                            .map(|c| c.iter().map(|g| g.map(|g| g.range())).collect::<Vec<_>>())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(got, want, "{text:?} / {}", re.as_str());
+            }
+            if ISO_TIME.is_match(text.as_bytes()) {
+                assert!(has_iso_date(text.as_bytes()), "{text:?}");
+            }
+        }
     }
 
     #[test]
