@@ -219,13 +219,13 @@ fn classify_token(t: &[u8], kinds: u8) -> Option<&'static str> {
         return Some("[id]");
     }
     if other {
-        if let Some(p) = t.windows(3).position(|w| w == b"://") {
+        if let Some(p) = memchr::memchr_iter(b':', t).find(|&i| t[i + 1..].starts_with(b"//")) {
             // URL: the query string and any user info go.
-            if t.contains(&b'?') || t[p + 3..].contains(&b'@') {
+            if memchr::memchr(b'?', t).is_some() || memchr::memchr(b'@', &t[p + 3..]).is_some() {
                 return Some("[url]");
             }
-        } else if let Some(a) = t.iter().position(|&c| c == b'@') {
-            if a > 0 && t[a + 1..].contains(&b'.') {
+        } else if let Some(a) = memchr::memchr(b'@', t) {
+            if a > 0 && memchr::memchr(b'.', &t[a + 1..]).is_some() {
                 return Some("[email]");
             }
         }
@@ -292,8 +292,14 @@ fn starts_with_ci(t: &[u8], p: &[u8]) -> bool {
 /// `org-Zk4f…`, `user_8rTq…`, `proj_123`: a known prefix, a separator, and an
 /// alphanumeric value with a digit.
 fn is_id_with_prefix(part: &[u8]) -> bool {
+    // A prefix is letters only, so it ends at the first separator; none is
+    // longer than 9 letters.
+    let Some(sep) = memchr::memchr2(b'-', b'_', &part[..part.len().min(10)]) else {
+        return false;
+    };
     ID_PREFIXES.iter().any(|p| {
-        starts_with_ci(part, p)
+        p.len() == sep
+            && starts_with_ci(part, p)
             && matches!(part.get(p.len()), Some(b'-' | b'_'))
             && part.len() > p.len() + 1
             && part[p.len() + 1..].iter().any(u8::is_ascii_digit)
@@ -515,6 +521,15 @@ mod tests {
             let r = redact(c);
             assert!(!r.contains(leak), "{c} -> {r}");
         }
+    }
+
+    #[test]
+    fn id_prefixes_are_short_words() {
+        // `is_id_with_prefix` finds a prefix's end at the first separator
+        // within the first ten bytes.
+        assert!(ID_PREFIXES
+            .iter()
+            .all(|p| (2..=9).contains(&p.len()) && p.iter().all(u8::is_ascii_lowercase)));
     }
 
     #[test]
