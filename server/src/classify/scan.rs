@@ -69,68 +69,112 @@ pub(crate) fn visible_run_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The words every match of a case-insensitive pattern begins with, in
-/// lower case. No match can start before the first place one of them occurs,
-/// so a search may begin there: finding the words in the lower-cased text
-/// (SIMD substring search) is far cheaper than running the pattern's
-/// case-insensitive automaton over text that holds none of them, which is
-/// most text. Only sound when every match really begins with one of the
-/// words; each use is checked against the plain search in its tests.
-pub(crate) struct Leads(Vec<memchr::memmem::Finder<'static>>);
+/// A case-insensitive, ASCII pattern of the form `\b(?:word|word…)…`: every
+/// match begins at a word boundary with one of its lead words. Such a
+/// pattern is only tried, anchored, where a lead word starts: finding the
+/// words in the lower-cased text (SIMD substring search) is far cheaper than
+/// running the pattern's case-insensitive automaton over all of the text,
+/// most of which holds no match. Matches are exactly those of the plain
+/// pattern searched from the start (`leads_find_what_the_pattern_finds` in
+/// the timing tests checks each use).
+pub(crate) struct Led {
+    leads: Vec<memchr::memmem::Finder<'static>>,
+    /// The pattern anchored at the start of the text it is given.
+    anchored: regex::bytes::Regex,
+    #[cfg(test)]
+    pattern: &'static str,
+}
 
-impl Leads {
-    pub(crate) fn new(words: &[&'static str]) -> Leads {
-        debug_assert!(words
-            .iter()
-            .all(|w| !w.is_empty() && w.to_ascii_lowercase() == *w));
-        Leads(
-            words
+impl Led {
+    /// `pattern` must begin with `\b` and then one of `leads` (lower case,
+    /// each starting with a letter), case-insensitively.
+    pub(crate) fn new(pattern: &'static str, leads: &[&'static str]) -> Led {
+        assert!(
+            pattern.starts_with(r"\b"),
+            "a led pattern starts at a word boundary"
+        );
+        assert!(leads.iter().all(
+            |w| w.starts_with(|c: char| c.is_ascii_lowercase()) && w.to_ascii_lowercase() == *w
+        ));
+        Led {
+            leads: leads
                 .iter()
                 .map(|w| memchr::memmem::Finder::new(*w))
                 .collect(),
-        )
+            anchored: regex::bytes::RegexBuilder::new(&format!("^(?:{pattern})"))
+                .case_insensitive(true)
+                .unicode(false)
+                .build()
+                .expect("led pattern compiles"),
+            #[cfg(test)]
+            pattern,
+        }
     }
 
-    /// Where the first word starts in `lower` (ASCII-lowercased text).
-    pub(crate) fn first(&self, lower: &[u8]) -> Option<usize> {
-        self.0.iter().filter_map(|f| f.find(lower)).min()
+    /// The plain pattern, for tests comparing against it.
+    #[cfg(test)]
+    pub(crate) fn plain(&self) -> regex::bytes::Regex {
+        regex::bytes::RegexBuilder::new(self.pattern)
+            .case_insensitive(true)
+            .unicode(false)
+            .build()
+            .expect("led pattern compiles")
+    }
+
+    /// The first place at or after `at` where a lead word starts at a word
+    /// boundary in `hay` (`lower` is it ASCII-lowercased).
+    fn next_start(&self, hay: &[u8], lower: &[u8], mut at: usize) -> Option<usize> {
+        debug_assert_eq!(hay.len(), lower.len());
+        loop {
+            let rest = lower.get(at..)?;
+            let p = at + self.leads.iter().filter_map(|f| f.find(rest)).min()?;
+            // The leading `\b`: a lead word starts with a letter, so the
+            // boundary holds unless a word byte comes before it.
+            if p == 0 || !is_word_byte(hay[p - 1]) {
+                return Some(p);
+            }
+            at = p + 1;
+        }
+    }
+
+    /// Non-overlapping matches in `hay` (`lower` is it ASCII-lowercased).
+    pub(crate) fn find<'a>(
+        &'a self,
+        hay: &'a [u8],
+        lower: &'a [u8],
+    ) -> impl Iterator<Item = std::ops::Range<usize>> + use<'a> {
+        let mut at = 0;
+        std::iter::from_fn(move || loop {
+            let p = self.next_start(hay, lower, at)?;
+            at = p + 1;
+            if let Some(m) = self.anchored.find(&hay[p..]) {
+                at = p + m.end().max(1);
+                return Some(p..p + m.end());
+            }
+        })
+    }
+
+    /// [`Self::find`] with the groups of each match; their offsets count
+    /// from the match's start, which comes with them.
+    pub(crate) fn captures<'a, 'h>(
+        &'a self,
+        hay: &'h [u8],
+        lower: &'a [u8],
+    ) -> impl Iterator<Item = (usize, regex::bytes::Captures<'h>)> + use<'a, 'h> {
+        let mut at = 0;
+        std::iter::from_fn(move || loop {
+            let p = self.next_start(hay, lower, at)?;
+            at = p + 1;
+            if let Some(c) = self.anchored.captures(&hay[p..]) {
+                at = p + c.get(0).map_or(0, |m| m.end()).max(1);
+                return Some((p, c));
+            }
+        })
     }
 }
 
-/// Non-overlapping matches of `re` in `hay` at or after `at`, with their
-/// groups: what `captures_iter` reports from there, for patterns that never
-/// match the empty string. `find_at` and `captures_at` keep the text before
-/// `at` as context, so `\b` reads as it would in a search from the start.
-pub(crate) fn captures_from<'r, 'h>(
-    re: &'r regex::bytes::Regex,
-    hay: &'h [u8],
-    mut at: usize,
-) -> impl Iterator<Item = regex::bytes::Captures<'h>> + use<'r, 'h> {
-    std::iter::from_fn(move || {
-        if at > hay.len() {
-            return None;
-        }
-        let c = re.captures_at(hay, at)?;
-        let m = c.get(0)?;
-        at = m.end().max(m.start() + 1);
-        Some(c)
-    })
-}
-
-/// [`captures_from`] for whole matches only.
-pub(crate) fn find_from<'r, 'h>(
-    re: &'r regex::bytes::Regex,
-    hay: &'h [u8],
-    mut at: usize,
-) -> impl Iterator<Item = regex::bytes::Match<'h>> + use<'r, 'h> {
-    std::iter::from_fn(move || {
-        if at > hay.len() {
-            return None;
-        }
-        let m = re.find_at(hay, at)?;
-        at = m.end().max(m.start() + 1);
-        Some(m)
-    })
+fn is_word_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 #[cfg(test)]

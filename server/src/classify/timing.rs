@@ -13,7 +13,7 @@
 //! source that yields a valid hint wins.
 
 use super::extract::{BodyHint, Facts, Source};
-use super::scan::{captures_from, find_from, Leads};
+use super::scan::Led;
 use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDate, TimeZone, Utc};
 use regex::bytes::{Regex, RegexBuilder};
 use std::str::FromStr;
@@ -315,42 +315,34 @@ pub(crate) fn parse_go_duration(s: &str) -> Option<f64> {
 // ---------------------------------------------------------------------------
 // Phrases
 
-static PHRASE_TRIGGER: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(
+/// "try again in", "retry after", "resets in", … (the duration follows).
+static PHRASE_TRIGGER: LazyLock<Led> = LazyLock::new(|| {
+    Led::new(
         r"\b(?:try again|retry|resets?|available again|please wait|wait|refresh(?:es)?)[ \t]+(?:in|after|for)?[ \t]*",
+        &[
+            "try again",
+            "retry",
+            "reset",
+            "available again",
+            "please wait",
+            "wait",
+            "refresh",
+        ],
     )
-    .case_insensitive(true)
-    .unicode(false)
-    .build()
-    .expect("phrase trigger compiles")
-});
-
-/// What every [`PHRASE_TRIGGER`] match begins with.
-static PHRASE_LEADS: LazyLock<Leads> = LazyLock::new(|| {
-    Leads::new(&[
-        "try again",
-        "retry",
-        "reset",
-        "available again",
-        "please wait",
-        "wait",
-        "refresh",
-    ])
 });
 
 /// The latest valid "try again in …" style hint in `text` (`lower` is it
 /// ASCII-lowercased).
 fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    let from = PHRASE_LEADS.first(lower)?;
     let mut best = None;
-    for m in find_from(&PHRASE_TRIGGER, text.as_bytes(), from).take(16) {
+    for m in PHRASE_TRIGGER.find(text.as_bytes(), lower).take(16) {
         // A client announcing its own backoff is not the provider's hint.
-        let trigger = &text[m.start()..m.end()];
+        let trigger = &text[m.clone()];
         let retry_word = trigger
             .get(..5)
             .is_some_and(|w| w.eq_ignore_ascii_case("retry"));
         if retry_word {
-            let before = &text[..m.start()];
+            let before = &text[..m.start];
             let tail: String = before
                 .chars()
                 .rev()
@@ -364,7 +356,7 @@ fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<
                 continue;
             }
         }
-        if let Some(secs) = parse_prose_duration(&text[m.end()..]) {
+        if let Some(secs) = parse_prose_duration(&text[m.end..]) {
             if let Some(t) = after_seconds(now, secs) {
                 if valid(t, now) && best.is_none_or(|b| t > b) {
                     best = Some(t);
@@ -473,35 +465,26 @@ fn epoch_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 // ---------------------------------------------------------------------------
 // Clock times
 
-static CLOCK: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(concat!(
-        r"\b(?:resets?(?:[\x20\t]+at)?|try[\x20\t]+again[\x20\t]+(?:at|after)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after)|until|after)[\x20\t]+",
-        r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?(?:at[\x20\t]+)?)?",
-        r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?[\x20\t]*(?P<ampm>[ap]\.?m\b\.?)?[\x20\t]*",
-        r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\)|\((?:UTC|GMT)\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|Z\b|[+-]\d{2}:?\d{2})?",
-    ))
-    .case_insensitive(true)
-    .unicode(false)
-    .build()
-    .expect("clock pattern compiles")
-});
-
-static ISO_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(
-        r"\b(?:resets?|reset at|until|after|at|try again at)[ \t]+(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))",
+/// A zoned clock time after "resets", "try again at", "until", …
+static CLOCK: LazyLock<Led> = LazyLock::new(|| {
+    Led::new(
+        concat!(
+            r"\b(?:resets?(?:[\x20\t]+at)?|try[\x20\t]+again[\x20\t]+(?:at|after)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after)|until|after)[\x20\t]+",
+            r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?(?:at[\x20\t]+)?)?",
+            r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?[\x20\t]*(?P<ampm>[ap]\.?m\b\.?)?[\x20\t]*",
+            r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\)|\((?:UTC|GMT)\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|Z\b|[+-]\d{2}:?\d{2})?",
+        ),
+        &["reset", "try", "available", "until", "after"],
     )
-    .case_insensitive(true)
-    .unicode(false)
-    .build()
-    .expect("iso pattern compiles")
 });
 
-/// What every [`CLOCK`] match begins with.
-static CLOCK_LEADS: LazyLock<Leads> =
-    LazyLock::new(|| Leads::new(&["reset", "try", "available", "until", "after"]));
-/// What every [`ISO_TIME`] match begins with.
-static ISO_LEADS: LazyLock<Leads> =
-    LazyLock::new(|| Leads::new(&["reset", "until", "after", "at", "try"]));
+/// An RFC 3339 time after "resets", "until", "at", …
+static ISO_TIME: LazyLock<Led> = LazyLock::new(|| {
+    Led::new(
+        r"\b(?:resets?|reset at|until|after|at|try again at)[ \t]+(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))",
+        &["reset", "until", "after", "at", "try"],
+    )
+});
 
 /// Whether `b` holds `\d{4}-\d{2}-\d{2}`, which every [`ISO_TIME`] match does.
 fn has_iso_date(b: &[u8]) -> bool {
@@ -524,20 +507,14 @@ fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
     if !bytes.iter().any(u8::is_ascii_digit) {
         return None;
     }
-    let iso_from = if has_iso_date(bytes) {
-        ISO_LEADS.first(lower)
-    } else {
-        None
-    };
-    let clock_from = CLOCK_LEADS.first(lower);
     let mut best: Option<DateTime<Utc>> = None;
     let mut keep = |t: DateTime<Utc>| {
         if valid(t, now) && best.is_none_or(|b| t > b) {
             best = Some(t);
         }
     };
-    let iso = iso_from.map(|at| captures_from(&ISO_TIME, bytes, at));
-    for c in iso.into_iter().flatten().take(8) {
+    let iso = has_iso_date(bytes).then(|| ISO_TIME.captures(bytes, lower));
+    for (_, c) in iso.into_iter().flatten().take(8) {
         if let Some(t) = c
             .get(1)
             .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
@@ -546,8 +523,7 @@ fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
             keep(t.with_timezone(&Utc));
         }
     }
-    let clock = clock_from.map(|at| captures_from(&CLOCK, bytes, at));
-    for c in clock.into_iter().flatten().take(8) {
+    for (_, c) in CLOCK.captures(bytes, lower).take(8) {
         let get = |n: &str| {
             c.name(n)
                 .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
@@ -794,10 +770,10 @@ mod tests {
         assert!(clock("resets 10am (PST)").is_none());
     }
 
-    /// Starting a search at the first lead word finds exactly what a search
-    /// from the start finds, for texts made of the patterns' own words.
+    /// Led patterns find exactly what the plain patterns find, for texts
+    /// made of the patterns' own words.
     #[test]
-    fn leads_do_not_change_matches() {
+    fn leads_find_what_the_pattern_finds() {
         let pieces = [
             "Try again in 20s",
             "retry after 5s",
@@ -824,6 +800,10 @@ mod tests {
             ". ",
             "will ",
             "until 9:30 UTC",
+            "_",
+            "re",
+            "5",
+            "Ä",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = |n: usize| {
@@ -832,46 +812,37 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let cases = [
-            (&*PHRASE_TRIGGER, &*PHRASE_LEADS),
-            (&*CLOCK, &*CLOCK_LEADS),
-            (&*ISO_TIME, &*ISO_LEADS),
-        ];
+        let cases: Vec<(&Led, Regex)> = [&*PHRASE_TRIGGER, &*CLOCK, &*ISO_TIME]
+            .into_iter()
+            .map(|led| (led, led.plain()))
+            .collect();
         for _ in 0..4000 {
             let n = 1 + next(6);
             let text: String = (0..n).map(|_| pieces[next(pieces.len())]).collect();
-            let lower = text.to_ascii_lowercase();
-            for (re, leads) in cases {
-                let want: Vec<_> = re.find_iter(text.as_bytes()).map(|m| m.range()).collect();
-                let got: Vec<_> = leads
-                    .first(lower.as_bytes())
-                    .map(|at| {
-                        find_from(re, text.as_bytes(), at)
-                            .map(|m| m.range())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                assert_eq!(got, want, "{text:?} / {}", re.as_str());
-                let want: Vec<_> = re
-                    .captures_iter(text.as_bytes())
+            let (hay, lower) = (text.as_bytes(), text.to_ascii_lowercase());
+            for (led, plain) in &cases {
+                let want: Vec<_> = plain.find_iter(hay).map(|m| m.range()).collect();
+                let got: Vec<_> = led.find(hay, lower.as_bytes()).collect();
+                assert_eq!(got, want, "{text:?} / {}", plain.as_str());
+                let want: Vec<_> = plain
+                    .captures_iter(hay)
                     .map(|c| c.iter().map(|g| g.map(|g| g.range())).collect::<Vec<_>>())
                     .collect();
-                let got: Vec<_> = leads
-                    .first(lower.as_bytes())
-                    .map(|at| {
-                        captures_from(re, text.as_bytes(), at)
-                            .map(|c| c.iter().map(|g| g.map(|g| g.range())).collect::<Vec<_>>())
-                            .collect()
+                let got: Vec<_> = led
+                    .captures(hay, lower.as_bytes())
+                    .map(|(at, c)| {
+                        c.iter()
+                            .map(|g| g.map(|g| at + g.start()..at + g.end()))
+                            .collect::<Vec<_>>()
                     })
-                    .unwrap_or_default();
-                assert_eq!(got, want, "{text:?} / {}", re.as_str());
+                    .collect();
+                assert_eq!(got, want, "{text:?} / {}", plain.as_str());
             }
-            if ISO_TIME.is_match(text.as_bytes()) {
-                assert!(has_iso_date(text.as_bytes()), "{text:?}");
+            if cases[2].1.is_match(hay) {
+                assert!(has_iso_date(hay), "{text:?}");
             }
         }
     }
-
     #[test]
     fn epochs_in_the_past_are_dropped() {
         assert!(epoch_hint("Claude AI usage limit reached|1760000400", now()).is_none());
