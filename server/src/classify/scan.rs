@@ -143,15 +143,8 @@ impl Led {
         hay: &'a [u8],
         lower: &'a [u8],
     ) -> impl Iterator<Item = std::ops::Range<usize>> + use<'a> {
-        let mut at = 0;
-        std::iter::from_fn(move || loop {
-            let p = self.next_start(hay, lower, at)?;
-            at = p + 1;
-            if let Some(m) = self.anchored.find(&hay[p..]) {
-                at = p + m.end().max(1);
-                return Some(p..p + m.end());
-            }
-        })
+        self.each(hay, lower, |s| self.anchored.find(s).map(|m| (m.end(), ())))
+            .map(|(at, len, ())| at..at + len)
     }
 
     /// [`Self::find`] with the groups of each match; their offsets count
@@ -161,13 +154,31 @@ impl Led {
         hay: &'h [u8],
         lower: &'a [u8],
     ) -> impl Iterator<Item = (usize, regex::bytes::Captures<'h>)> + use<'a, 'h> {
+        self.each(hay, lower, |s| {
+            let c = self.anchored.captures(s)?;
+            Some((c.get(0)?.end(), c))
+        })
+        .map(|(at, _, c)| (at, c))
+    }
+
+    /// Tries `anchored` (which answers a match's length and what it read)
+    /// at each place a match may start, moving past each match found.
+    fn each<'a, 'h, T, F>(
+        &'a self,
+        hay: &'h [u8],
+        lower: &'a [u8],
+        anchored: F,
+    ) -> impl Iterator<Item = (usize, usize, T)> + use<'a, 'h, T, F>
+    where
+        F: Fn(&'h [u8]) -> Option<(usize, T)> + 'a,
+    {
         let mut at = 0;
         std::iter::from_fn(move || loop {
             let p = self.next_start(hay, lower, at)?;
             at = p + 1;
-            if let Some(c) = self.anchored.captures(&hay[p..]) {
-                at = p + c.get(0).map_or(0, |m| m.end()).max(1);
-                return Some((p, c));
+            if let Some((len, found)) = anchored(&hay[p..]) {
+                at = p + len.max(1);
+                return Some((p, len, found));
             }
         })
     }
