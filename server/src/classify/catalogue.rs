@@ -872,8 +872,19 @@ impl Catalogue {
         // kind of fact the envelope lacks, and rules whose text pattern's
         // literals do not occur, are never looked at.
         let words = self.rule_bits.words;
+        // Rules naming an error identifier the envelope has: the others
+        // that need one cannot hold.
+        let mut typed_ok = vec![0u64; words];
+        for (t, _) in &f.tokens {
+            if let Some(set) = self.rule_bits.by_type.get(t) {
+                typed_ok
+                    .iter_mut()
+                    .zip(set)
+                    .for_each(|(ok, bits)| *ok |= bits);
+            }
+        }
         'words: for w in 0..words {
-            let mut excluded = 0u64;
+            let mut excluded = self.rule_bits.typed[w] & !typed_ok[w];
             for (k, needs) in self.rule_bits.needs.chunks(words).enumerate() {
                 if have & (1 << k) == 0 {
                     excluded |= needs[w];
@@ -972,6 +983,10 @@ struct RuleBits {
     /// Per fact kind (bit `k` of `Facts::kinds`), one set after another:
     /// the rules that need that kind.
     needs: Vec<u64>,
+    /// Rules that need one of their error identifiers.
+    typed: Vec<u64>,
+    /// Per error identifier a rule names: the rules naming it.
+    by_type: HashMap<String, Vec<u64>>,
 }
 
 impl RuleBits {
@@ -982,6 +997,8 @@ impl RuleBits {
             all: vec![0; words],
             text: vec![0; words],
             needs: vec![0; words * kind::COUNT],
+            typed: vec![0; words],
+            by_type: HashMap::new(),
         };
         for (i, r) in rules.iter().enumerate() {
             let (w, bit) = (i / 64, 1u64 << (i % 64));
@@ -993,6 +1010,12 @@ impl RuleBits {
                 if r.needs & (1 << k) != 0 {
                     b.needs[k * words + w] |= bit;
                 }
+            }
+            if !r.cond.error_types.is_empty() {
+                b.typed[w] |= bit;
+            }
+            for t in &r.cond.error_types {
+                b.by_type.entry(t.clone()).or_insert_with(|| vec![0; words])[w] |= bit;
             }
         }
         b
