@@ -146,7 +146,7 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             expect_secret |= is_secret_name(&tok[..tok.len() - 1])
                 || (prev_key && tok.eq_ignore_ascii_case(b"provided:"));
         } else if !is_sep && next_is_separator(b, i) && is_secret_name(core) {
-            // (The separator test first: it is cheap and rarely true.)
+            // (`next_is_separator` first: it is cheap and rarely true.)
             expect_secret = true;
         }
         prev_key = core.eq_ignore_ascii_case(b"key");
@@ -292,15 +292,14 @@ fn starts_with_ci(t: &[u8], p: &[u8]) -> bool {
 /// `org-Zk4f…`, `user_8rTq…`, `proj_123`: a known prefix, a separator, and an
 /// alphanumeric value with a digit.
 fn is_id_with_prefix(part: &[u8]) -> bool {
-    // A prefix is letters only, so it ends at the first separator; none is
-    // longer than 9 letters.
+    // A prefix is letters only, so it ends at the first separator (which the
+    // id needs right after it); none is longer than 9 letters.
     let Some(sep) = memchr::memchr2(b'-', b'_', &part[..part.len().min(10)]) else {
         return false;
     };
     ID_PREFIXES.iter().any(|p| {
         p.len() == sep
             && starts_with_ci(part, p)
-            && matches!(part.get(p.len()), Some(b'-' | b'_'))
             && part.len() > p.len() + 1
             && part[p.len() + 1..].iter().any(u8::is_ascii_digit)
             && part[p.len() + 1..]

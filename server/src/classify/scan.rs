@@ -101,11 +101,7 @@ impl Led {
                 .iter()
                 .map(|w| memchr::memmem::Finder::new(*w))
                 .collect(),
-            anchored: regex::bytes::RegexBuilder::new(&format!("^(?:{pattern})"))
-                .case_insensitive(true)
-                .unicode(false)
-                .build()
-                .expect("led pattern compiles"),
+            anchored: led_regex(&format!("^(?:{pattern})")),
             #[cfg(test)]
             pattern,
         }
@@ -114,11 +110,7 @@ impl Led {
     /// The plain pattern, for tests comparing against it.
     #[cfg(test)]
     pub(crate) fn plain(&self) -> regex::bytes::Regex {
-        regex::bytes::RegexBuilder::new(self.pattern)
-            .case_insensitive(true)
-            .unicode(false)
-            .build()
-            .expect("led pattern compiles")
+        led_regex(self.pattern)
     }
 
     /// The first place at or after `at` where a lead word starts at a word
@@ -182,6 +174,14 @@ impl Led {
             }
         })
     }
+}
+
+fn led_regex(pattern: &str) -> regex::bytes::Regex {
+    regex::bytes::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .expect("led pattern compiles")
 }
 
 fn is_word_byte(c: u8) -> bool {
