@@ -4,6 +4,23 @@ import {
   setWait, uniqueName,
 } from './helpers';
 
+test('pages load every resource they ask for (no failed requests)', async ({ page }) => {
+  const failed: string[] = [];
+  page.on('response', (res) => {
+    if (res.status() >= 400) failed.push(`${res.status()} ${res.url()}`);
+  });
+  // A request cut short by the next navigation is not a failure.
+  page.on('requestfailed', (req) => {
+    if (!req.failure()?.errorText.includes('ERR_ABORTED')) failed.push(`failed ${req.url()}`);
+  });
+  for (const path of ['/profiles', '/routes']) await open(page, path);
+  await expect(page.locator('link[rel="icon"]')).toHaveAttribute('href', '/favicon.svg');
+  const icon = await page.request.get('/favicon.svg');
+  expect(icon.status()).toBe(200);
+  expect(icon.headers()['content-type']).toContain('svg');
+  expect(failed).toEqual([]);
+});
+
 test('create a profile with two candidates and edit the transient policy', async ({ page }) => {
   const name = uniqueName('E2E desktop');
   await page.setViewportSize({ width: 1280, height: 900 });
