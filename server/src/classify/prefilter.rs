@@ -25,7 +25,8 @@
 //! non-overlapping `find_iter` would report it: strings are kept in the
 //! regex's order of preference.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::{dfa::DFA, Anchored, MatchKind};
 use regex::bytes::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use regex_syntax::ParserBuilder;
@@ -393,10 +394,18 @@ pub(crate) struct Hit {
     pub end: usize,
 }
 
+/// Every pattern's literals in one automaton.
+#[derive(Debug)]
+struct Literals {
+    dfa: DFA,
+    /// The unanchored start state.
+    start: aho_corasick::automaton::StateID,
+}
+
 /// The patterns of one haystack, with their prefilter.
 #[derive(Debug, Default)]
 pub(crate) struct Prefilter {
-    ac: Option<AhoCorasick>,
+    dfa: Option<Literals>,
     /// Per automaton literal (unique): the `(pattern, branch, part)` using it.
     uses: Vec<Vec<(u32, u32, u32)>>,
     /// Per pattern: its branches, or `None` when it has no usable literal
@@ -434,21 +443,20 @@ impl Prefilter {
             }
             branches.push(Some(plan.branches));
         }
-        let ac = if lits.is_empty() {
+        let dfa = if lits.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::Standard)
-                    // ~1.4 MB, built once; about 10% fewer instructions per
-                    // envelope than the contiguous NFA (100 KB).
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .build(&lits)
-                    .map_err(|e| e.to_string())?,
-            )
+            // A full DFA (~1.4 MB, built once): about 10% fewer instructions
+            // per envelope than the contiguous NFA (100 KB).
+            let dfa = aho_corasick::dfa::Builder::new()
+                .match_kind(MatchKind::Standard)
+                .build(&lits)
+                .map_err(|e| e.to_string())?;
+            let start = dfa.start_state(Anchored::No).map_err(|e| e.to_string())?;
+            Some(Literals { dfa, start })
         };
         Ok(Prefilter {
-            ac,
+            dfa,
             uses,
             branches,
             always,
@@ -470,27 +478,40 @@ impl Prefilter {
     /// segment is dropped: patterns match within one segment.
     pub(crate) fn hits(&self, lower: &[u8], segments: &[(usize, usize)]) -> Vec<Hit> {
         let mut out = Vec::new();
-        let Some(ac) = &self.ac else { return out };
-        for m in ac.find_overlapping_iter(lower) {
-            let (start, end) = (m.start(), m.end());
-            let seg = segments
-                .partition_point(|&(s, _)| s <= start)
-                .saturating_sub(1);
-            let Some(&(seg_start, seg_end)) = segments.get(seg) else {
+        let Some(Literals { dfa, start }) = &self.dfa else {
+            return out;
+        };
+        // Each segment is searched on its own from the start state, so an
+        // occurrence that would run past its segment is never seen. The DFA
+        // is stepped here rather than through `find_overlapping_iter`,
+        // whose per-match bookkeeping cost more than the search itself.
+        for (seg, &(seg_start, seg_end)) in segments.iter().enumerate() {
+            let Some(bytes) = lower.get(seg_start..seg_end) else {
                 continue;
             };
-            if start < seg_start || end > seg_end {
-                continue;
-            }
-            for &(pattern, branch, part) in &self.uses[m.pattern().as_usize()] {
-                out.push(Hit {
-                    pattern,
-                    segment: seg as u32,
-                    start,
-                    branch,
-                    part,
-                    end,
-                });
+            let mut sid = *start;
+            for (at, &byte) in bytes.iter().enumerate() {
+                sid = dfa.next_state(Anchored::No, sid, byte);
+                // Special states are the dead, match and start states; an
+                // unanchored search never dies.
+                if !dfa.is_special(sid) || !dfa.is_match(sid) {
+                    continue;
+                }
+                let end = seg_start + at + 1;
+                for k in 0..dfa.match_len(sid) {
+                    let literal = dfa.match_pattern(sid, k);
+                    let start = end - dfa.pattern_len(literal);
+                    for &(pattern, branch, part) in &self.uses[literal.as_usize()] {
+                        out.push(Hit {
+                            pattern,
+                            segment: seg as u32,
+                            start,
+                            branch,
+                            part,
+                            end,
+                        });
+                    }
+                }
             }
         }
         out.sort_unstable();

@@ -348,6 +348,14 @@ fn has_mixed_part(t: &[u8]) -> bool {
 /// (a byte offset where the decisive words start).
 pub fn excerpt(text: &str, focus: usize) -> String {
     let red = redact_cow(window(text, focus));
+    // Most excerpts are one line of plain ASCII with nothing to collapse:
+    // then the excerpt is the text, cut as the loop below would cut it.
+    if super::scan::is_single_spaced(red.as_bytes()) {
+        if red.len() < MAX_EXCERPT_CHARS {
+            return red.into_owned();
+        }
+        return finish_cut(red[..MAX_EXCERPT_CHARS - 1].to_owned());
+    }
     // Collapse whitespace and control characters to single spaces; cut at
     // MAX_EXCERPT_CHARS with an ellipsis.
     let b = red.as_bytes();

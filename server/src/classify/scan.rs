@@ -69,6 +69,42 @@ pub(crate) fn visible_run_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Whether `b` is single-spaced printable ASCII: bytes ` ` to `~` only,
+/// no space at either end and never two in a row. Such a text is already
+/// what collapsing whitespace would make of it.
+pub(crate) fn is_single_spaced(b: &[u8]) -> bool {
+    const SPACES: u64 = LO * 0x20;
+    const LOW7: u64 = !HI;
+    if b.first() == Some(&b' ') || b.last() == Some(&b' ') {
+        return false;
+    }
+    // Bit 7 of the last byte seen, when that byte was a space.
+    let mut prev = 0u64;
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let w = word(b, i);
+        if w & HI != 0 || has_less(w, 0x20) || has_byte(w, 0x7f) {
+            return false;
+        }
+        // Bit 7 of each byte that is a space (exact: no carries between bytes).
+        let x = w ^ SPACES;
+        let spaces = !((x & LOW7).wrapping_add(LOW7) | x) & HI;
+        if spaces & ((spaces << 8) | prev) != 0 {
+            return false;
+        }
+        prev = spaces >> 56;
+        i += 8;
+    }
+    let mut prev_space = prev != 0;
+    for &c in &b[i..] {
+        if !(b' '..=b'~').contains(&c) || (c == b' ' && prev_space) {
+            return false;
+        }
+        prev_space = c == b' ';
+    }
+    true
+}
+
 /// A case-insensitive, ASCII pattern of the form `\b(?:word|word…)…`: every
 /// match begins at a word boundary with one of its lead words. Such a
 /// pattern is only tried, anchored, where a lead word starts: finding the
@@ -214,6 +250,46 @@ mod tests {
                     .unwrap_or(s.len());
                 assert_eq!(visible_run_end(s, start), want, "{s:?} {start}");
             }
+        }
+    }
+
+    #[test]
+    fn single_spaced_matches_its_definition() {
+        let want = |b: &[u8]| {
+            b.iter().all(|c| (b' '..=b'~').contains(c))
+                && b.first() != Some(&b' ')
+                && b.last() != Some(&b' ')
+                && !b.windows(2).any(|w| w == b"  ")
+        };
+        let base = b"abcdefghijklmnopqrstuvwxyz0123".to_vec();
+        let mut samples = vec![Vec::new(), b" ".to_vec(), b"a".to_vec()];
+        // One odd byte anywhere, and two spaces at every pair of places
+        // (adjacent ones inside a word, across a word boundary, in the tail).
+        for odd in 0u8..=255 {
+            for at in 0..base.len() {
+                let mut v = base.clone();
+                v[at] = odd;
+                samples.push(v);
+            }
+        }
+        for a in 0..base.len() {
+            for b in a + 1..base.len() {
+                let mut v = base.clone();
+                v[a] = b' ';
+                v[b] = b' ';
+                samples.push(v);
+            }
+        }
+        for len in 0..base.len() {
+            samples.push(base[..len].to_vec());
+        }
+        for s in &samples {
+            assert_eq!(
+                is_single_spaced(s),
+                want(s),
+                "{:?}",
+                String::from_utf8_lossy(s)
+            );
         }
     }
 }
