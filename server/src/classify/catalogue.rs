@@ -1031,10 +1031,19 @@ pub(crate) struct Evaluation<'a> {
 
 impl Evaluation<'_> {
     /// Where a matching rule's text pattern matched: the haystack and the
-    /// position where its last match in the deciding segment starts (past
-    /// any separator the match begins with). `None` for rules without text.
+    /// start of the deciding segment (the latest one holding a match).
+    /// `None` for rules without text.
     pub(crate) fn text_place(&self, rule: usize) -> Option<(Source, usize)> {
-        self.text.place(rule)
+        let (src, start, _) = self.text.segment(rule)?;
+        Some((src, start))
+    }
+
+    /// Where the rule's last match in that segment starts (past any
+    /// separator the match begins with), for centring an excerpt. For some
+    /// patterns this takes a regex search, so it is asked only when the
+    /// segment is too long to show whole.
+    pub(crate) fn text_focus(&self, rule: usize) -> Option<usize> {
+        self.text.focus(rule)
     }
 }
 
@@ -1169,9 +1178,16 @@ impl<'a> TextHits<'a> {
         false
     }
 
-    /// See [`Evaluation::text_place`].
-    fn place(&self, rule: usize) -> Option<(Source, usize)> {
+    /// The deciding segment of a rule whose text matched: its haystack and
+    /// byte range, and its index among that haystack's segments.
+    fn segment(&self, rule: usize) -> Option<(Source, usize, usize)> {
         let &(_, src, g) = self.found.iter().find(|(r, _, _)| *r == rule)?;
+        Some((src, self.segments[src as usize][g].0, g))
+    }
+
+    /// See [`Evaluation::text_focus`].
+    fn focus(&self, rule: usize) -> Option<usize> {
+        let (src, _, g) = self.segment(rule)?;
         let r = &self.catalogue.rules[rule];
         let slot = src as usize;
         let (start, end) = self.segments[slot][g];
@@ -1199,7 +1215,7 @@ impl<'a> TextHits<'a> {
             .take_while(|c| !c.is_ascii_alphanumeric())
             .count()
             .min(m_end - m_start);
-        Some((src, start + m_start + skip))
+        Some(start + m_start + skip)
     }
 }
 

@@ -96,9 +96,9 @@ pub fn classify_at(
                 catalogue.codes[code].class,
                 ErrorClass::Transient | ErrorClass::Hard
             );
-            // Where the rule found its evidence: the last place its pattern
-            // matched, else the item carrying its structured fact. Timing
-            // prose is read from that item only.
+            // Where the rule found its evidence: the last segment where its
+            // pattern matched, else the item carrying its structured fact.
+            // Timing prose is read from that item only.
             let place = evaluation.text_place(i);
             let item = match place {
                 Some((src, pos)) => facts.item_at(src, pos),
@@ -122,7 +122,9 @@ pub fn classify_at(
             }
             let scope = r.scope.or(catalogue.codes[code].scope);
             let excerpt = match (place, item) {
-                (Some((src, pos)), _) => place_excerpt(&facts, src, pos),
+                (Some((src, pos)), _) => {
+                    place_excerpt(&facts, src, pos, || evaluation.text_focus(i))
+                }
                 (None, Some(item)) => item_excerpt(&facts, evidence, item, r),
                 (None, None) => fallback_excerpt(&facts, evidence),
             };
@@ -202,9 +204,19 @@ pub fn classify_line(
     Ok(classify_at(catalogue, &ev, now))
 }
 
-fn place_excerpt(f: &Facts, src: Source, pos: usize) -> String {
+/// The excerpt of the segment at `pos`, centred on `focus` (a haystack
+/// position), which is only computed when the segment is too long to show
+/// whole.
+fn place_excerpt(
+    f: &Facts,
+    src: Source,
+    pos: usize,
+    focus: impl FnOnce() -> Option<usize>,
+) -> String {
     match f.segment_at(src, pos) {
-        Some(seg) => sanitize::excerpt(f.segment_text(seg), pos.saturating_sub(seg.start)),
+        Some(seg) => sanitize::excerpt_around(f.segment_text(seg), || {
+            focus().map_or(0, |at| at.saturating_sub(seg.start))
+        }),
         None => String::new(),
     }
 }

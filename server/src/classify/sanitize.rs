@@ -347,6 +347,12 @@ fn has_mixed_part(t: &[u8]) -> bool {
 /// A bounded, single-line, redacted excerpt of `text`, centred near `focus`
 /// (a byte offset where the decisive words start).
 pub fn excerpt(text: &str, focus: usize) -> String {
+    excerpt_around(text, || focus)
+}
+
+/// [`excerpt`] with the focus computed only when `text` is longer than the
+/// excerpt's window (finding it may take a search).
+pub fn excerpt_around(text: &str, focus: impl FnOnce() -> usize) -> String {
     let red = redact_cow(window(text, focus));
     // Most excerpts are one line of plain ASCII with nothing to collapse:
     // then the excerpt is the text, cut as the loop below would cut it.
@@ -441,13 +447,13 @@ fn finish_cut(mut out: String) -> String {
 
 /// Picks at most ~320 bytes of `text` around `focus`, cut at whitespace so no
 /// secret is split into an unrecognisable fragment at the edges.
-fn window(text: &str, focus: usize) -> &str {
+fn window(text: &str, focus: impl FnOnce() -> usize) -> &str {
     const BEFORE: usize = 40;
     const AFTER: usize = 280;
     if text.len() <= BEFORE + AFTER {
         return text;
     }
-    let mut focus = focus.min(text.len());
+    let mut focus = focus().min(text.len());
     while focus > 0 && !text.is_char_boundary(focus) {
         focus -= 1;
     }
