@@ -373,7 +373,8 @@ impl<'de> Deserialize<'de> for LLines {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<LLines, A::Error> {
                 let mut t = false;
-                let mut q = VecDeque::new();
+                // Room for a typical stream's lines without regrowing.
+                let mut q = VecDeque::with_capacity(16);
                 while let Some(LStr::<MAX_LINE_BYTES>(s, cut)) = a.next_element()? {
                     t |= cut;
                     match s {

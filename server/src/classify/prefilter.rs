@@ -477,10 +477,11 @@ impl Prefilter {
     /// segments' byte ranges, in order. An occurrence that runs past its
     /// segment is dropped: patterns match within one segment.
     pub(crate) fn hits(&self, lower: &[u8], segments: &[(usize, usize)]) -> Vec<Hit> {
-        let mut out = Vec::new();
         let Some(Literals { dfa, start }) = &self.dfa else {
-            return out;
+            return Vec::new();
         };
+        // Room for the hits of a typical envelope without regrowing.
+        let mut out = Vec::with_capacity(32);
         // Each segment is searched on its own from the start state, so an
         // occurrence that would run past its segment is never seen. The DFA
         // is stepped here rather than through `find_overlapping_iter`,

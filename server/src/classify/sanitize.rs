@@ -60,11 +60,15 @@ pub fn redact(text: &str) -> String {
 /// Byte classes: token delimiters (whitespace, quotes, brackets, `,`, `;`,
 /// `|`), ASCII digits, ASCII letters, and everything else. Tokens are
 /// scanned once, collecting the classes they hold, so most tokens (plain
-/// words) are judged without looking at their bytes again.
+/// words) are judged without looking at their bytes again. `:` and `@`
+/// are `OTHER` with a bit of their own: a token without them cannot be a
+/// URL or an email, which then need no search.
 const DELIM: u8 = 1;
 const DIGIT: u8 = 2;
 const ALPHA: u8 = 4;
 const OTHER: u8 = 8;
+const COLON: u8 = 16;
+const AT: u8 = 32;
 
 static CLASS: [u8; 256] = {
     let mut t = [OTHER; 256];
@@ -85,6 +89,8 @@ static CLASS: [u8; 256] = {
         t[(b'A' + c) as usize] = ALPHA;
         c += 1;
     }
+    t[b':' as usize] = OTHER | COLON;
+    t[b'@' as usize] = OTHER | AT;
     t
 };
 
@@ -145,8 +151,9 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         } else if matches!(last, b':' | b'=') && tok.len() > 1 {
             expect_secret |= is_secret_name(&tok[..tok.len() - 1])
                 || (prev_key && tok.eq_ignore_ascii_case(b"provided:"));
-        } else if !is_sep && next_is_separator(b, i) && is_secret_name(core) {
-            // (`next_is_separator` first: it is cheap and rarely true.)
+        } else if !is_sep && core.len() >= 5 && next_is_separator(b, i) && is_secret_name(core) {
+            // (`next_is_separator` before the name: it is cheap and rarely
+            // true; names are at least five bytes.)
             expect_secret = true;
         }
         prev_key = core.eq_ignore_ascii_case(b"key");
@@ -219,12 +226,17 @@ fn classify_token(t: &[u8], kinds: u8) -> Option<&'static str> {
         return Some("[id]");
     }
     if other {
-        if let Some(p) = memchr::memchr_iter(b':', t).find(|&i| t[i + 1..].starts_with(b"//")) {
+        let scheme = if kinds & COLON != 0 {
+            memchr::memchr_iter(b':', t).find(|&i| t[i + 1..].starts_with(b"//"))
+        } else {
+            None
+        };
+        if let Some(p) = scheme {
             // URL: the query string and any user info go.
             if memchr::memchr(b'?', t).is_some() || memchr::memchr(b'@', &t[p + 3..]).is_some() {
                 return Some("[url]");
             }
-        } else if let Some(a) = memchr::memchr(b'@', t) {
+        } else if let Some(a) = (kinds & AT != 0).then(|| memchr::memchr(b'@', t)).flatten() {
             if a > 0 && memchr::memchr(b'.', &t[a + 1..]).is_some() {
                 return Some("[email]");
             }
@@ -294,7 +306,10 @@ fn starts_with_ci(t: &[u8], p: &[u8]) -> bool {
 fn is_id_with_prefix(part: &[u8]) -> bool {
     // A prefix is letters only, so it ends at the first separator (which the
     // id needs right after it); none is longer than 9 letters.
-    let Some(sep) = memchr::memchr2(b'-', b'_', &part[..part.len().min(10)]) else {
+    let Some(sep) = part[..part.len().min(10)]
+        .iter()
+        .position(|&c| c == b'-' || c == b'_')
+    else {
         return false;
     };
     ID_PREFIXES.iter().any(|p| {
