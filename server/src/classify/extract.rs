@@ -158,6 +158,16 @@ impl Facts {
         // Room for the error haystack up front (growing it by doubling would
         // copy it several times); JSON bodies give less text than their size.
         f.hay[Source::Error as usize].reserve(ev.items.iter().map(text_size).sum());
+        // A segment per stream line, and a few per other item.
+        f.segments.reserve(
+            ev.items
+                .iter()
+                .map(|i| match i {
+                    Item::Stderr(s) | Item::Stdout(s) => s.lines.len(),
+                    _ => 2,
+                })
+                .sum(),
+        );
         for (idx, item) in ev.items.iter().enumerate() {
             match item {
                 Item::Http(h) => {
