@@ -126,6 +126,13 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             i += 1;
         }
         let tok = &b[start..i];
+        if kinds == ALPHA && tok.len() < 5 && !expect_secret {
+            // Most tokens are short words: too short to hide anything, to
+            // name a secret or to introduce one (`key` only in `API key
+            // provided:`). The general path below would conclude the same.
+            prev_key = tok.eq_ignore_ascii_case(b"key");
+            continue;
+        }
         // Keep trailing sentence punctuation outside the replaced span.
         let mut end = i;
         while end > start + 1 && matches!(b[end - 1], b'.' | b':' | b'!' | b'?') {
@@ -530,6 +537,8 @@ mod tests {
             "https://x.example/v1?key=AIzaSyD-abcdefghijklmno&alt=sse",
             "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig",
             "key=ghp_abcdefghijklmnopqrstuvwxyz0123",
+            "Incorrect API key provided: xa***3f. You can obtain one",
+            "the token: zq9",
         ];
         let leaks = [
             "7Hk2Lm9Qx4Rt8Vz1Wb5Nc3Yd6Fg0J",
@@ -544,6 +553,8 @@ mod tests {
             "AIzaSyD",
             "eyJhbGciOiJIUzI1NiJ9",
             "ghp_abcdefghijklmnopqrstuvwxyz0123",
+            "xa***3f",
+            "zq9",
         ];
         for (c, leak) in cases.iter().zip(leaks) {
             let r = redact(c);
