@@ -446,8 +446,9 @@ impl Prefilter {
         let dfa = if lits.is_empty() {
             None
         } else {
-            // A full DFA (~1.4 MB, built once): about 10% fewer instructions
-            // per envelope than the contiguous NFA (100 KB).
+            // A full DFA (~1.4 MB, built once): despite its size, 16% fewer
+            // instructions per envelope than the contiguous NFA (100 KB) and
+            // 13% more envelopes per second (README, Benchmarks).
             let dfa = aho_corasick::dfa::Builder::new()
                 .match_kind(MatchKind::Standard)
                 .build(&lits)
