@@ -1128,7 +1128,8 @@ impl<'a> TextHits<'a> {
     }
 
     /// Whether the rule's text (or not_text) pattern matches; for text, the
-    /// latest segment where it does is remembered for [`Self::place`].
+    /// latest segment where it does is remembered for [`Self::segment`] and
+    /// [`Self::focus`].
     /// Called at most once per rule and role.
     fn hit(&mut self, rule: usize, role: Role) -> bool {
         let r = &self.catalogue.rules[rule];
