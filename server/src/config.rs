@@ -27,6 +27,60 @@ pub enum Command {
         #[command(subcommand)]
         command: CatalogueCommand,
     },
+    /// Run a prompt with a real agent CLI and recover through the service:
+    /// the current candidate's command runs, its failures are reported, and
+    /// the runner follows the service's decision (wait and retry, switch to
+    /// the next candidate's command, or stop for a person).
+    ///
+    /// Exit codes: 0 succeeded; 2 bad usage or configuration (nothing ran);
+    /// 3 the route stopped for a person; 4 the service could not be reached
+    /// or refused a report; 130 interrupted.
+    #[command(
+        after_help = "Example:\n  kandev-recovery run --profile \"Claude then Codex\" -- \"fix the failing test\"\n\nThe configuration file has one [agents.<profile_ref>] table per candidate; see the README (\"Use it with your agents\")."
+    )]
+    Run(RunArgs),
+}
+
+/// `kandev-recovery run` options.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The service to report to.
+    #[arg(long, env = "KANDEV_SERVER", default_value = "http://127.0.0.1:3000")]
+    pub server: String,
+
+    /// The dynamic profile, by id or name.
+    #[arg(long)]
+    pub profile: String,
+
+    /// Who is calling: kanban, workflow, utility (the default) or office.
+    #[arg(long, value_parser = parse_caller, value_name = "KIND")]
+    pub caller: Option<app::route::CallerKind>,
+
+    /// The caller's own reference for the route (a task id, a step name).
+    #[arg(long = "ref", value_name = "REF")]
+    pub reference: Option<String>,
+
+    /// Attach to an existing route instead of opening one (a restarted
+    /// runner picks up its wait where it was).
+    #[arg(long, value_name = "ID")]
+    pub route: Option<String>,
+
+    /// The runner configuration (TOML) [default: kandev-runner.toml in the
+    /// working directory].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+
+    /// An API token for the service.
+    #[arg(long, env = "KANDEV_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// Also show the agent's own stderr as it comes.
+    #[arg(long, short)]
+    pub verbose: bool,
+
+    /// The prompt, after `--`.
+    #[arg(last = true, value_name = "PROMPT")]
+    pub prompt: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,6 +91,11 @@ pub enum CatalogueCommand {
         #[arg(long, short)]
         verbose: bool,
     },
+}
+
+fn parse_caller(s: &str) -> Result<app::route::CallerKind, String> {
+    app::route::CallerKind::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a caller; use kanban, workflow, utility or office"))
 }
 
 #[derive(Debug, Clone, Args)]

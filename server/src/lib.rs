@@ -9,6 +9,8 @@
 //! - [`store`]: persistence behind one trait, SQLite and PostgreSQL.
 //! - [`http`]: the REST API, OpenAPI document, health and the Leptos pages.
 //! - [`config`]: command-line and environment configuration.
+//! - [`runner`]: `kandev-recovery run` — drives real agent CLIs (plain
+//!   output, their JSON event streams, or ACP) through the service.
 #![forbid(unsafe_code)]
 // Leptos view types nest deeply; their Send checks need more room.
 #![recursion_limit = "256"]
@@ -20,6 +22,7 @@ pub mod http;
 pub mod profiles;
 pub mod recovery;
 pub mod routes;
+pub mod runner;
 pub mod scheduler;
 pub mod store;
 pub mod telemetry;

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Command::Catalogue {
             command: CatalogueCommand::Check { verbose },
         } => server::classify::cli::run_catalogue_check(verbose),
+        Command::Run(args) => server::runner::run(args),
     }
 }
 

@@ -1,0 +1,424 @@
+//! One attempt of a command-line agent: launch it in its own process group,
+//! stream its assistant text to the user as it arrives, tell the runner
+//! when the prompt is delivered and when the first effect happens, keep
+//! bounded tails of its output, and say how it ended. The reading of its
+//! output is the format's ([`super::format`]); this is the I/O around it.
+
+use super::config::{argv, AgentConfig, Format};
+use super::envelope::{exit_item, EffectKind, EvidenceItem, Phase, Record, Tail};
+use super::format::{reader, Finish, Seen};
+use super::ui::Ui;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Lines kept of each stream for the evidence.
+pub const TAIL_LINES: usize = 40;
+/// Bytes kept of each tail line.
+pub const TAIL_LINE_BYTES: usize = 2048;
+/// A longer stdout line is not parsed: in a JSON format it counts as
+/// output the runner could not read, which fails closed (an effect).
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// How long an agent has to exit after SIGTERM before it is killed.
+pub const GRACE: Duration = Duration::from_secs(3);
+
+/// What the attempt tells the runner while it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// The prompt reached the agent (acknowledge the dispatch now).
+    Delivered,
+    /// The first effect of this attempt.
+    Effect(EffectKind, Option<String>),
+}
+
+/// How the attempt ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct End {
+    pub outcome: Outcome,
+    /// Everything the envelope needs if this was a failure.
+    pub record: Record,
+    pub had_effect: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+    /// Stopped by Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+/// Everything one attempt needs.
+pub struct Context<'a> {
+    pub prompt: &'a str,
+    pub agent: &'a AgentConfig,
+    pub cwd: Option<PathBuf>,
+    pub progress: mpsc::UnboundedSender<Progress>,
+    pub cancel: CancellationToken,
+    pub ui: &'a Ui,
+}
+
+/// Tracks effects so only the first of each attempt is reported.
+pub struct Effects {
+    reported: bool,
+    pub seen: Vec<EffectKind>,
+}
+
+impl Effects {
+    pub fn new() -> Effects {
+        Effects {
+            reported: false,
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn saw(
+        &mut self,
+        kind: EffectKind,
+        session: Option<String>,
+        tx: &mpsc::UnboundedSender<Progress>,
+    ) {
+        if !self.seen.contains(&kind) {
+            self.seen.push(kind);
+        }
+        if !self.reported {
+            self.reported = true;
+            let _ = tx.send(Progress::Effect(kind, session));
+        }
+    }
+
+    pub fn any(&self) -> bool {
+        !self.seen.is_empty()
+    }
+
+    pub fn items(&self) -> Vec<EvidenceItem> {
+        self.seen.iter().map(|k| EvidenceItem::effect(*k)).collect()
+    }
+}
+
+impl Default for Effects {
+    fn default() -> Self {
+        Effects::new()
+    }
+}
+
+/// Runs a command-line agent once.
+pub async fn run(ctx: Context<'_>) -> End {
+    let args = argv(ctx.agent, ctx.prompt);
+    let mut command = tokio::process::Command::new(&args[0]);
+    command
+        .args(&args[1..])
+        .envs(&ctx.agent.env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group: the terminal's Ctrl-C reaches the runner
+        // only, and the runner stops the whole group (the agent's own
+        // children included).
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(dir) = &ctx.cwd {
+        command.current_dir(dir);
+    }
+    let mut child = match command.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            // The prompt never left: nothing was delivered, but the
+            // dispatch is settled by the failure report that follows.
+            let _ = ctx.progress.send(Progress::Delivered);
+            return launch_failure(&args[0], &e);
+        }
+    };
+    let _ = ctx.progress.send(Progress::Delivered);
+    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+
+    let (lines_tx, mut lines_rx) = mpsc::channel::<(Stream, Line)>(256);
+    let out_task = tokio::spawn(read_lines(stdout, Stream::Stdout, lines_tx.clone()));
+    let err_task = tokio::spawn(read_lines(stderr, Stream::Stderr, lines_tx));
+
+    let mut reader = reader(ctx.agent.format);
+    let mut stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES);
+    let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES);
+    let mut effects = Effects::new();
+    let mut errors: Vec<EvidenceItem> = Vec::new();
+    let mut finish: Option<Finish> = None;
+    let mut session: Option<String> = None;
+    let mut interrupted = false;
+    let mut status: Option<std::io::Result<std::process::ExitStatus>> = None;
+    let mut pipes_open = true;
+    // After SIGTERM: when to SIGKILL. After the exit: how long to wait for
+    // output still in the pipes (a grandchild may hold them open).
+    let mut kill_at: Option<tokio::time::Instant> = None;
+    let mut drain_until: Option<tokio::time::Instant> = None;
+    let far = || tokio::time::Instant::now() + Duration::from_secs(86_400);
+
+    while pipes_open || status.is_none() {
+        tokio::select! {
+            line = lines_rx.recv(), if pipes_open => {
+                let Some((stream, line)) = line else {
+                    pipes_open = false;
+                    continue;
+                };
+                match (stream, line) {
+                    (Stream::Stderr, Line::Text(l)) => {
+                        ctx.ui.agent_stderr(&l);
+                        stderr_tail.push(&l);
+                    }
+                    (Stream::Stderr, Line::TooLong(prefix)) => stderr_tail.push(&prefix),
+                    (Stream::Stdout, Line::TooLong(prefix)) => {
+                        stdout_tail.push(&prefix);
+                        if ctx.agent.format != Format::Plain {
+                            ctx.ui.status("the agent printed a line too long to read; treating it as output");
+                        }
+                        effects.saw(EffectKind::AssistantText, session.clone(), &ctx.progress);
+                    }
+                    (Stream::Stdout, Line::Text(l)) => {
+                        let read = reader.stdout_line(&l);
+                        if read.keep {
+                            stdout_tail.push(&l);
+                        }
+                        for seen in read.seen {
+                            match seen {
+                                Seen::Text(t) => {
+                                    ctx.ui.assistant(&t);
+                                    effects.saw(EffectKind::AssistantText, session.clone(), &ctx.progress);
+                                }
+                                Seen::Tool(name) => {
+                                    ctx.ui.status(&format!("tool: {name}"));
+                                    effects.saw(EffectKind::ToolCall, session.clone(), &ctx.progress);
+                                }
+                                Seen::Notice(n) => ctx.ui.status(&n),
+                                Seen::Error(e) => errors.push(e.to_item()),
+                                Seen::Session(s) => session = Some(s),
+                                Seen::Finished(f) => finish = Some(f),
+                            }
+                        }
+                    }
+                }
+            }
+            s = child.wait(), if status.is_none() => {
+                status = Some(s);
+                drain_until = Some(tokio::time::Instant::now() + Duration::from_secs(2));
+            }
+            _ = ctx.cancel.cancelled(), if !interrupted => {
+                interrupted = true;
+                if let Some(pgid) = pgid {
+                    let _ = killpg(pgid, Signal::SIGTERM);
+                }
+                kill_at = Some(tokio::time::Instant::now() + GRACE);
+            }
+            _ = tokio::time::sleep_until(kill_at.unwrap_or_else(far)), if kill_at.is_some() && status.is_none() => {
+                kill_at = None;
+                if let Some(pgid) = pgid {
+                    let _ = killpg(pgid, Signal::SIGKILL);
+                }
+            }
+            _ = tokio::time::sleep_until(drain_until.unwrap_or_else(far)), if drain_until.is_some() && pipes_open => {
+                break;
+            }
+        }
+    }
+    if let Some(pgid) = pgid {
+        // Whatever the agent left behind in its group goes with it.
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+    out_task.abort();
+    err_task.abort();
+    use std::os::unix::process::ExitStatusExt;
+    let (code, signal) = match &status {
+        Some(Ok(s)) => (s.code(), s.signal()),
+        _ => (None, None),
+    };
+    let succeeded = !interrupted
+        && code == Some(0)
+        && finish != Some(Finish::Failure)
+        && (finish == Some(Finish::Success) || ctx.agent.format == Format::Plain);
+    let mut items = effects.items();
+    items.extend(errors);
+    if interrupted {
+        stderr_tail
+            .push("kandev-recovery: the run was interrupted by the user (Ctrl-C or SIGTERM)");
+    }
+    End {
+        outcome: if interrupted {
+            Outcome::Interrupted
+        } else if succeeded {
+            Outcome::Succeeded
+        } else {
+            Outcome::Failed
+        },
+        had_effect: effects.any(),
+        record: Record {
+            phase: if effects.any() {
+                Phase::Stream
+            } else {
+                Phase::Prompt
+            },
+            items,
+            stderr: stderr_tail.lines(),
+            stdout: stdout_tail.lines(),
+            exit: Some(if interrupted {
+                exit_item(None, Some(2))
+            } else {
+                exit_item(code, signal)
+            }),
+            provider_session_id: session,
+        },
+    }
+}
+
+/// The candidate has no usable configuration (the profile changed while
+/// the runner ran): nothing was started.
+pub fn not_configured(message: &str) -> End {
+    End {
+        outcome: Outcome::Failed,
+        had_effect: false,
+        record: Record {
+            phase: Phase::Launch,
+            items: Vec::new(),
+            stderr: vec![format!("kandev-recovery: {message}")],
+            stdout: Vec::new(),
+            exit: None,
+            provider_session_id: None,
+        },
+    }
+}
+
+/// The agent's executable could not be started (missing, not executable).
+pub fn launch_failure(program: &str, e: &std::io::Error) -> End {
+    let missing = e.kind() == std::io::ErrorKind::NotFound;
+    let line = if missing {
+        format!("kandev-recovery: {program}: command not found ({e})")
+    } else {
+        format!("kandev-recovery: cannot start {program}: {e}")
+    };
+    End {
+        outcome: Outcome::Failed,
+        had_effect: false,
+        record: Record {
+            phase: Phase::Launch,
+            items: Vec::new(),
+            stderr: vec![line],
+            stdout: Vec::new(),
+            // 127 and 126 are what a shell answers for these.
+            exit: Some(exit_item(Some(if missing { 127 } else { 126 }), None)),
+            provider_session_id: None,
+        },
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+#[derive(Debug)]
+enum Line {
+    Text(String),
+    /// Longer than [`MAX_LINE_BYTES`]: its first bytes only.
+    TooLong(String),
+}
+
+/// Splits a stream into lines of at most [`MAX_LINE_BYTES`]; the rest of a
+/// longer line is read and dropped, so memory stays bounded whatever the
+/// agent prints.
+async fn read_lines(
+    mut r: impl AsyncRead + Unpin,
+    stream: Stream,
+    tx: mpsc::Sender<(Stream, Line)>,
+) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut line: Vec<u8> = Vec::new();
+    let mut overflow = false;
+    loop {
+        let n = match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut rest = &buf[..n];
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            keep(&mut line, &mut overflow, &rest[..i]);
+            let done = std::mem::take(&mut line);
+            let item = finish_line(done, std::mem::take(&mut overflow));
+            if tx.send((stream, item)).await.is_err() {
+                return;
+            }
+            rest = &rest[i + 1..];
+        }
+        keep(&mut line, &mut overflow, rest);
+    }
+    if !line.is_empty() || overflow {
+        let _ = tx.send((stream, finish_line(line, overflow))).await;
+    }
+}
+
+/// Adds `bytes` to the line being read, up to the bound.
+fn keep(line: &mut Vec<u8>, overflow: &mut bool, bytes: &[u8]) {
+    if *overflow {
+        return;
+    }
+    let room = MAX_LINE_BYTES.saturating_sub(line.len());
+    if bytes.len() > room {
+        line.extend_from_slice(&bytes[..room]);
+        *overflow = true;
+    } else {
+        line.extend_from_slice(bytes);
+    }
+}
+
+fn finish_line(bytes: Vec<u8>, overflow: bool) -> Line {
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim_end_matches('\r');
+    if overflow {
+        Line::TooLong(super::envelope::truncate(text, TAIL_LINE_BYTES))
+    } else {
+        Line::Text(text.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines_of(input: Vec<u8>) -> Vec<Line> {
+        let (tx, mut rx) = mpsc::channel(16);
+        let reader = tokio::spawn(read_lines(std::io::Cursor::new(input), Stream::Stdout, tx));
+        let mut out = Vec::new();
+        while let Some((_, l)) = rx.recv().await {
+            out.push(l);
+        }
+        reader.await.expect("reader");
+        out
+    }
+
+    #[tokio::test]
+    async fn lines_are_split_and_bounded() {
+        let mut input = b"one\r\ntwo\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES + 10));
+        input.extend(b"\nlast");
+        let lines = lines_of(input).await;
+        assert_eq!(lines.len(), 4);
+        assert!(matches!(&lines[0], Line::Text(t) if t == "one"));
+        assert!(matches!(&lines[1], Line::Text(t) if t == "two"));
+        assert!(
+            matches!(&lines[2], Line::TooLong(t) if t.len() <= TAIL_LINE_BYTES + 3),
+            "{:?}",
+            lines
+                .iter()
+                .map(|l| match l {
+                    Line::Text(t) => format!("text {}", t.len()),
+                    Line::TooLong(t) => format!("long {}", t.len()),
+                })
+                .collect::<Vec<_>>()
+        );
+        assert!(matches!(&lines[3], Line::Text(t) if t == "last"));
+    }
+}

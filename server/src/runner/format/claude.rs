@@ -1,0 +1,209 @@
+//! `format = "claude-stream-json"`: Claude Code's `--output-format
+//! stream-json --verbose`, one JSON event per line.
+//!
+//! Real work: `assistant` messages from the model (text, `tool_use`) and
+//! partial `stream_event` text deltas. Not work: Claude Code prints a
+//! *synthetic* assistant message for every API error (model
+//! `<synthetic>`, or flagged `isApiErrorMessage`/`error`) — that is the
+//! error, and evidence; `system` `api_retry` events are its retry banners;
+//! `user` events carry tool results (the tool call was the effect); the
+//! final `result` says whether the turn failed.
+
+use super::{status_and_body, text_of, ErrorReport, Finish, Read, Reader, Seen};
+use serde_json::Value;
+
+#[derive(Default)]
+pub struct Claude {
+    /// Text already shown from partial deltas of the current message, so
+    /// the complete message is not shown twice.
+    streamed: bool,
+}
+
+impl Reader for Claude {
+    fn stdout_line(&mut self, line: &str) -> Read {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            // Not an event: a banner or a crash trace. Evidence only.
+            return Read::evidence(Vec::new());
+        };
+        match v.get("type").and_then(Value::as_str).unwrap_or("") {
+            "assistant" => self.assistant(&v),
+            "stream_event" => self.partial(&v),
+            "user" => Read::nothing(),
+            "system" => match v.get("subtype").and_then(Value::as_str) {
+                Some("init") => Read::work(
+                    v.get("session_id")
+                        .and_then(Value::as_str)
+                        .map(|s| vec![Seen::Session(s.to_string())])
+                        .unwrap_or_default(),
+                ),
+                Some("api_retry") => Read::evidence(vec![Seen::Notice(retry_notice(&v))]),
+                _ => Read::evidence(Vec::new()),
+            },
+            "result" => {
+                let failed = v.get("is_error").and_then(Value::as_bool).unwrap_or(false)
+                    || v.get("subtype")
+                        .and_then(Value::as_str)
+                        .is_some_and(|s| s != "success");
+                if !failed {
+                    return Read::work(vec![Seen::Finished(Finish::Success)]);
+                }
+                let text = v
+                    .get("result")
+                    .map(text_of)
+                    .filter(|t| !t.is_empty())
+                    .or_else(|| v.get("errors").map(|e| e.to_string()))
+                    .unwrap_or_default();
+                let mut seen = Vec::new();
+                if !text.is_empty() {
+                    seen.push(Seen::Error(report(&text)));
+                }
+                seen.push(Seen::Finished(Finish::Failure));
+                Read::evidence(seen)
+            }
+            _ => Read::evidence(Vec::new()),
+        }
+    }
+}
+
+impl Claude {
+    fn assistant(&mut self, v: &Value) -> Read {
+        let message = v.get("message").unwrap_or(&Value::Null);
+        let synthetic = message.get("model").and_then(Value::as_str) == Some("<synthetic>")
+            || v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+            || v.get("error").is_some_and(|e| !e.is_null());
+        let content = message.get("content").unwrap_or(&Value::Null);
+        if synthetic {
+            let text = text_of(content);
+            return Read::evidence(if text.is_empty() {
+                Vec::new()
+            } else {
+                vec![Seen::Error(report(&text))]
+            });
+        }
+        let mut seen = Vec::new();
+        let streamed = std::mem::take(&mut self.streamed);
+        for part in content.as_array().into_iter().flatten() {
+            match part.get("type").and_then(Value::as_str) {
+                Some("text") if !streamed => {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        if !t.is_empty() {
+                            seen.push(Seen::Text(format!("{t}\n")));
+                        }
+                    }
+                }
+                Some("tool_use" | "server_tool_use") => seen.push(Seen::Tool(
+                    part.get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("tool")
+                        .to_string(),
+                )),
+                _ => {}
+            }
+        }
+        Read::work(seen)
+    }
+
+    fn partial(&mut self, v: &Value) -> Read {
+        let event = v.get("event").unwrap_or(&Value::Null);
+        let delta = event.get("delta").unwrap_or(&Value::Null);
+        match (
+            event.get("type").and_then(Value::as_str),
+            delta.get("type").and_then(Value::as_str),
+        ) {
+            (Some("content_block_delta"), Some("text_delta")) => {
+                match delta.get("text").and_then(Value::as_str) {
+                    Some(t) if !t.is_empty() => {
+                        self.streamed = true;
+                        Read::work(vec![Seen::Text(t.to_string())])
+                    }
+                    _ => Read::nothing(),
+                }
+            }
+            (Some("message_stop"), _) if self.streamed => Read::work(vec![Seen::Text("\n".into())]),
+            _ => Read::nothing(),
+        }
+    }
+}
+
+fn report(text: &str) -> ErrorReport {
+    let (status, body) = status_and_body(text);
+    ErrorReport {
+        status,
+        body,
+        message: Some(text.to_string()),
+    }
+}
+
+fn retry_notice(v: &Value) -> String {
+    let attempt = v.get("attempt").and_then(Value::as_u64).unwrap_or(0);
+    let max = v.get("max_retries").and_then(Value::as_u64).unwrap_or(0);
+    let status = v
+        .get("error_status")
+        .and_then(Value::as_u64)
+        .map(|s| format!(" after HTTP {s}"))
+        .unwrap_or_default();
+    format!("the agent is retrying on its own{status} (attempt {attempt} of {max})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(lines: &[&str]) -> Vec<Read> {
+        let mut r = Claude::default();
+        lines.iter().map(|l| r.stdout_line(l)).collect()
+    }
+
+    #[test]
+    fn model_text_and_tools_are_work() {
+        let r = read(&[
+            r#"{"type":"system","subtype":"init","session_id":"s-1","model":"claude-sonnet-4-5"}"#,
+            r#"{"type":"assistant","message":{"model":"claude-sonnet-4-5","content":[{"type":"text","text":"Hello"},{"type":"tool_use","name":"Bash","input":{}}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","content":"429 Too Many Requests"}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"Hello"}"#,
+        ]);
+        assert_eq!(r[0].seen, vec![Seen::Session("s-1".into())]);
+        assert_eq!(
+            r[1].seen,
+            vec![Seen::Text("Hello\n".into()), Seen::Tool("Bash".into())]
+        );
+        assert!(!r[1].keep, "the model's prose is not evidence");
+        assert_eq!(r[2], Read::nothing(), "tool output is not evidence");
+        assert_eq!(r[3].seen, vec![Seen::Finished(Finish::Success)]);
+    }
+
+    #[test]
+    fn synthetic_api_errors_are_evidence_not_output() {
+        let r = read(&[
+            r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,"retry_delay_ms":500,"error_status":529}"#,
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}"#,
+            "not json at all",
+        ]);
+        assert!(matches!(&r[0].seen[0], Seen::Notice(n) if n.contains("529")));
+        assert!(r[0].keep);
+        match &r[1].seen[..] {
+            [Seen::Error(e)] => {
+                assert_eq!(e.status, Some(529));
+                assert!(e
+                    .body
+                    .as_deref()
+                    .is_some_and(|b| b.contains("overloaded_error")));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(r[2].seen.last(), Some(&Seen::Finished(Finish::Failure)));
+        assert!(r[3].keep && r[3].seen.is_empty());
+    }
+
+    #[test]
+    fn partial_deltas_are_shown_once() {
+        let r = read(&[
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"Hel"}}}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"lo"}}}"#,
+            r#"{"type":"assistant","message":{"model":"m","content":[{"type":"text","text":"Hello"}]}}"#,
+        ]);
+        assert_eq!(r[0].seen, vec![Seen::Text("Hel".into())]);
+        assert_eq!(r[2].seen, Vec::<Seen>::new());
+    }
+}

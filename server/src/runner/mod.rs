@@ -1,0 +1,271 @@
+//! `kandev-recovery run`: drives a real agent CLI through the service.
+//!
+//! The runner opens (or attaches to) a route for a dynamic profile, runs the
+//! current candidate's command from its configuration file
+//! ([`config`]), reads the agent's structured output ([`format`], or the
+//! Agent Client Protocol in [`acp`]) to tell real work from the CLI's own
+//! error notices, and reports what happened: effects as they occur, then a
+//! success or an evidence envelope ([`envelope`]). It never decides: it
+//! follows the route the service answers with ([`step`], [`session`]) —
+//! waiting for the backend's dispatch with a live countdown ([`ui`]),
+//! switching to the next candidate's command, or stopping for a person.
+//!
+//! Exit codes: 0 the prompt succeeded; 2 bad usage or configuration
+//! (nothing ran); 3 the route stopped for a person; 4 the service could
+//! not be reached or refused a report; 130 interrupted (Ctrl-C, SIGTERM).
+
+pub mod acp;
+pub mod attempt;
+pub mod client;
+pub mod config;
+pub mod envelope;
+pub mod format;
+pub mod session;
+pub mod step;
+pub mod ui;
+
+use crate::config::RunArgs;
+use app::profile::{Candidate, Profile};
+use app::route::CallerKind;
+use attempt::{End, Progress};
+use client::{Service, ServiceError};
+use config::{Format, RunnerConfig};
+use session::{Ending, Launcher, Session};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use ui::Ui;
+
+/// The runner's exit codes (documented in the README).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Succeeded,
+    Usage,
+    Stopped,
+    Service,
+    Interrupted,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Succeeded => 0,
+            Exit::Usage => 2,
+            Exit::Stopped => 3,
+            Exit::Service => 4,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+/// Launches configured agents: a process per attempt, read by its format.
+pub struct Configured {
+    pub config: RunnerConfig,
+}
+
+impl Launcher for Configured {
+    async fn attempt(
+        &self,
+        candidate: &Candidate,
+        prompt: &str,
+        progress: mpsc::UnboundedSender<Progress>,
+        cancel: CancellationToken,
+        ui: &Ui,
+    ) -> End {
+        let agent = match self.config.agent(&candidate.profile_ref, &candidate.label) {
+            Ok(a) => a,
+            Err(e) => {
+                let _ = progress.send(Progress::Delivered);
+                return attempt::not_configured(&e.to_string());
+            }
+        };
+        let cwd = self.config.working_dir(agent);
+        let ctx = attempt::Context {
+            prompt,
+            agent,
+            cwd,
+            progress,
+            cancel,
+            ui,
+        };
+        match agent.format {
+            Format::Acp => acp::run(ctx).await,
+            _ => attempt::run(ctx).await,
+        }
+    }
+}
+
+/// `kandev-recovery run …`, start to finish.
+pub fn run(args: RunArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kandev-recovery: cannot start the async runtime: {e}");
+            return ExitCode::from(Exit::Service.code());
+        }
+    };
+    // The ACP connection runs local (not `Send`) tasks.
+    let local = tokio::task::LocalSet::new();
+    let exit = local.block_on(&runtime, run_async(args));
+    ExitCode::from(exit.code())
+}
+
+async fn run_async(args: RunArgs) -> Exit {
+    let ui = Ui::new(args.verbose);
+    let fail = |message: String, exit: Exit| {
+        eprintln!("kandev-recovery: {message}");
+        exit
+    };
+    let prompt = args.prompt.join(" ");
+    if prompt.trim().is_empty() {
+        return fail(
+            "no prompt: give it after `--`, e.g. kandev-recovery run --profile P -- \"fix the tests\""
+                .into(),
+            Exit::Usage,
+        );
+    }
+    let path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(config::DEFAULT_FILE));
+    let config = match RunnerConfig::load(&path) {
+        Ok(c) => c,
+        Err(e) => return fail(e.to_string(), Exit::Usage),
+    };
+    let service = match Service::new(&args.server, args.token.clone()) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string(), Exit::Usage),
+    };
+    let caller = args.caller.unwrap_or(CallerKind::Utility);
+    let (profile, route, attached) = match open(&service, &args, caller).await {
+        Ok(v) => v,
+        Err(Opened::Usage(m)) => return fail(m, Exit::Usage),
+        Err(Opened::Service(e)) => return fail(e.to_string(), Exit::Service),
+    };
+    // Every candidate must be runnable before anything runs.
+    for c in &profile.candidates {
+        if let Err(e) = config.agent(&c.profile_ref, &c.label) {
+            return fail(e.to_string(), Exit::Usage);
+        }
+    }
+    ui.status(&format!(
+        "route {} for profile \"{}\" — {}",
+        route.id,
+        profile.name,
+        service.route_page(&route.id)
+    ));
+
+    let cancel = CancellationToken::new();
+    tokio::task::spawn_local(interrupt_on_signal(cancel.clone()));
+    let launcher = Configured { config };
+    let mut session = Session {
+        service: &service,
+        profile,
+        launcher: &launcher,
+        ui: &ui,
+        cancel,
+        prompt: &prompt,
+    };
+    match session.follow(route, attached).await {
+        Ending::Succeeded(_) => Exit::Succeeded,
+        Ending::Stopped(_) => Exit::Stopped,
+        Ending::Interrupted(_) => Exit::Interrupted,
+        Ending::Refused(route, why) => {
+            ui.status(&format!("{why}; see {}", service.route_page(&route.id)));
+            Exit::Stopped
+        }
+        Ending::Service(e) => fail(e.to_string(), Exit::Service),
+    }
+}
+
+enum Opened {
+    Usage(String),
+    Service(ServiceError),
+}
+
+impl From<ServiceError> for Opened {
+    fn from(e: ServiceError) -> Self {
+        Opened::Service(e)
+    }
+}
+
+/// The profile (by id or name) and the route: attached with `--route`,
+/// opened otherwise.
+async fn open(
+    service: &Service,
+    args: &RunArgs,
+    caller: CallerKind,
+) -> Result<(Profile, app::route::RouteSnapshot, bool), Opened> {
+    let profiles = service.profiles().await?;
+    let wanted = args.profile.trim();
+    let matching: Vec<&Profile> = profiles
+        .iter()
+        .filter(|p| p.id == wanted || p.name == wanted)
+        .collect();
+    let profile = match matching.as_slice() {
+        [one] => (*one).clone(),
+        [] => {
+            let known = profiles
+                .iter()
+                .map(|p| format!("{} (\"{}\")", p.id, p.name))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(Opened::Usage(format!(
+                "no profile with id or name `{wanted}`; profiles: {}",
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known
+                }
+            )));
+        }
+        _ => {
+            return Err(Opened::Usage(format!(
+                "several profiles are named `{wanted}`; give its id instead"
+            )))
+        }
+    };
+    if let Some(e) = &profile.configuration_error {
+        return Err(Opened::Usage(format!(
+            "profile \"{}\" cannot authorise work until it is repaired: {}",
+            profile.name, e.message
+        )));
+    }
+    match &args.route {
+        Some(id) => {
+            let route = service.route(id).await?;
+            if route.profile_id != profile.id {
+                return Err(Opened::Usage(format!(
+                    "route {id} belongs to profile {}, not {}",
+                    route.profile_id, profile.id
+                )));
+            }
+            Ok((profile, route, true))
+        }
+        None => {
+            let reference = args.reference.clone().unwrap_or_else(|| "cli".into());
+            let route = service.open_route(&profile.id, caller, &reference).await?;
+            Ok((profile, route, false))
+        }
+    }
+}
+
+/// Ctrl-C or SIGTERM cancels the run: the agent is stopped, then the route.
+async fn interrupt_on_signal(cancel: CancellationToken) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+    }
+    cancel.cancel();
+}
