@@ -10,7 +10,7 @@
 //! the configuration (deny unless allowed): the runner has no person to ask.
 
 use super::attempt::{
-    Context, Effects, End, Outcome, Progress, GRACE, TAIL_LINES, TAIL_LINE_BYTES,
+    Context, Effects, End, Outcome, Progress, GRACE, TAIL_BYTES, TAIL_LINES, TAIL_LINE_BYTES,
 };
 use super::config::Permissions;
 use super::envelope::{exit_item, truncate, EffectKind, EvidenceItem, Phase, Record, Tail};
@@ -217,7 +217,7 @@ pub async fn run(ctx: Context<'_>) -> End {
         });
     let io_task = tokio::task::spawn_local(io);
 
-    let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES);
+    let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
     let mut updates = Updates { items: Vec::new() };
     let mut effects = Effects::new();
     let mut phase = Phase::SessionInit;

@@ -21,9 +21,14 @@ use tokio_util::sync::CancellationToken;
 pub const TAIL_LINES: usize = 40;
 /// Bytes kept of each tail line.
 pub const TAIL_LINE_BYTES: usize = 2048;
+/// Bytes kept of each tail: two tails and the structured items stay well
+/// inside the service's smallest sensible body limit.
+pub const TAIL_BYTES: usize = 12 * 1024;
 /// A longer stdout line is not parsed: in a JSON format it counts as
 /// output the runner could not read, which fails closed (an effect).
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// Structured errors kept per attempt.
+const MAX_ERRORS: usize = 4;
 /// How long an agent has to exit after SIGTERM before it is killed.
 pub const GRACE: Duration = Duration::from_secs(3);
 
@@ -144,8 +149,8 @@ pub async fn run(ctx: Context<'_>) -> End {
     let err_task = tokio::spawn(read_lines(stderr, Stream::Stderr, lines_tx));
 
     let mut reader = reader(ctx.agent.format);
-    let mut stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES);
-    let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES);
+    let mut stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
+    let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
     let mut effects = Effects::new();
     let mut errors: Vec<EvidenceItem> = Vec::new();
     let mut finish: Option<Finish> = None;
@@ -195,7 +200,14 @@ pub async fn run(ctx: Context<'_>) -> End {
                                     effects.saw(EffectKind::ToolCall, session.clone(), &ctx.progress);
                                 }
                                 Seen::Notice(n) => ctx.ui.status(&n),
-                                Seen::Error(e) => errors.push(e.to_item()),
+                                Seen::Error(e) => {
+                                    // The latest errors say most; a CLI that
+                                    // retried on its own may print dozens.
+                                    if errors.len() == MAX_ERRORS {
+                                        errors.remove(0);
+                                    }
+                                    errors.push(e.to_item());
+                                }
                                 Seen::Session(s) => session = Some(s),
                                 Seen::Finished(f) => finish = Some(f),
                             }

@@ -104,22 +104,27 @@ pub enum Phase {
     Stream,
 }
 
-/// The last lines of a stream, bounded in line count and bytes per line.
+/// The last lines of a stream, bounded in line count, bytes per line and
+/// bytes in all (an envelope must fit the service's body limit).
 #[derive(Debug, Clone)]
 pub struct Tail {
     lines: VecDeque<String>,
     max_lines: usize,
     max_line_bytes: usize,
+    max_bytes: usize,
+    bytes: usize,
     /// Lines dropped off the front (they are summarised in the envelope).
     dropped: usize,
 }
 
 impl Tail {
-    pub fn new(max_lines: usize, max_line_bytes: usize) -> Tail {
+    pub fn new(max_lines: usize, max_line_bytes: usize, max_bytes: usize) -> Tail {
         Tail {
             lines: VecDeque::with_capacity(max_lines.min(64)),
             max_lines,
             max_line_bytes,
+            max_bytes,
+            bytes: 0,
             dropped: 0,
         }
     }
@@ -129,11 +134,17 @@ impl Tail {
         if line.trim().is_empty() {
             return;
         }
-        if self.lines.len() == self.max_lines {
-            self.lines.pop_front();
-            self.dropped += 1;
+        let line = truncate(line, self.max_line_bytes);
+        self.bytes += line.len();
+        self.lines.push_back(line);
+        while self.lines.len() > self.max_lines
+            || (self.bytes > self.max_bytes && self.lines.len() > 1)
+        {
+            if let Some(old) = self.lines.pop_front() {
+                self.bytes -= old.len();
+                self.dropped += 1;
+            }
         }
-        self.lines.push_back(truncate(line, self.max_line_bytes));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -297,7 +308,7 @@ mod tests {
 
     #[test]
     fn tails_stay_bounded() {
-        let mut t = Tail::new(3, 8);
+        let mut t = Tail::new(3, 8, 1000);
         for i in 0..10 {
             t.push(&format!("line number {i}"));
         }
@@ -306,6 +317,11 @@ mod tests {
         assert_eq!(t.dropped(), 7);
         assert!(t.lines().iter().all(|l| l.len() <= 8 + '…'.len_utf8()));
         assert_eq!(truncate("héllo", 2), "h…");
+        let mut t = Tail::new(100, 10, 25);
+        for _ in 0..10 {
+            t.push("0123456789");
+        }
+        assert_eq!(t.lines().len(), 2, "the byte budget holds");
     }
 
     #[test]

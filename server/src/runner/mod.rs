@@ -141,17 +141,22 @@ async fn run_async(args: RunArgs) -> Exit {
         Err(e) => return fail(e.to_string(), Exit::Usage),
     };
     let caller = args.caller.unwrap_or(CallerKind::Utility);
-    let (profile, route, attached) = match open(&service, &args, caller).await {
-        Ok(v) => v,
+    let profile = match find_profile(&service, &args.profile).await {
+        Ok(p) => p,
         Err(Opened::Usage(m)) => return fail(m, Exit::Usage),
         Err(Opened::Service(e)) => return fail(e.to_string(), Exit::Service),
     };
-    // Every candidate must be runnable before anything runs.
+    // Every candidate must be runnable before anything runs or is opened.
     for c in &profile.candidates {
         if let Err(e) = config.agent(&c.profile_ref, &c.label) {
             return fail(e.to_string(), Exit::Usage);
         }
     }
+    let (route, attached) = match open(&service, &args, &profile, caller).await {
+        Ok(v) => v,
+        Err(Opened::Usage(m)) => return fail(m, Exit::Usage),
+        Err(Opened::Service(e)) => return fail(e.to_string(), Exit::Service),
+    };
     ui.status(&format!(
         "route {} for profile \"{}\" — {}",
         route.id,
@@ -193,15 +198,10 @@ impl From<ServiceError> for Opened {
     }
 }
 
-/// The profile (by id or name) and the route: attached with `--route`,
-/// opened otherwise.
-async fn open(
-    service: &Service,
-    args: &RunArgs,
-    caller: CallerKind,
-) -> Result<(Profile, app::route::RouteSnapshot, bool), Opened> {
+/// The profile, by id or name.
+async fn find_profile(service: &Service, wanted: &str) -> Result<Profile, Opened> {
     let profiles = service.profiles().await?;
-    let wanted = args.profile.trim();
+    let wanted = wanted.trim();
     let matching: Vec<&Profile> = profiles
         .iter()
         .filter(|p| p.id == wanted || p.name == wanted)
@@ -235,6 +235,16 @@ async fn open(
             profile.name, e.message
         )));
     }
+    Ok(profile)
+}
+
+/// The route: attached with `--route`, opened otherwise.
+async fn open(
+    service: &Service,
+    args: &RunArgs,
+    profile: &Profile,
+    caller: CallerKind,
+) -> Result<(app::route::RouteSnapshot, bool), Opened> {
     match &args.route {
         Some(id) => {
             let route = service.route(id).await?;
@@ -244,12 +254,12 @@ async fn open(
                     route.profile_id, profile.id
                 )));
             }
-            Ok((profile, route, true))
+            Ok((route, true))
         }
         None => {
             let reference = args.reference.clone().unwrap_or_else(|| "cli".into());
             let route = service.open_route(&profile.id, caller, &reference).await?;
-            Ok((profile, route, false))
+            Ok((route, false))
         }
     }
 }

@@ -23,4 +23,6 @@ mod http_profiles;
 mod routes_crash;
 mod routes_races;
 mod routes_scenarios;
+mod runner_harness;
+mod runner_scripts;
 mod store;

@@ -11,7 +11,11 @@ pub mod gemini;
 pub mod plain;
 
 use super::config::Format;
-use super::envelope::EvidenceItem;
+use super::envelope::{truncate, EvidenceItem};
+
+/// Bytes kept of one error body or message (a JSON body cut short still
+/// names its type and status near the start).
+pub const MAX_ERROR_BYTES: usize = 8 * 1024;
 
 /// What a line meant.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,14 +57,15 @@ impl ErrorReport {
     /// The evidence item: an `http` item when a status or body is known,
     /// else the message as a stdout line (it came from the CLI's stdout).
     pub fn to_item(&self) -> EvidenceItem {
+        let bounded = |s: &String| truncate(s, MAX_ERROR_BYTES);
         if self.status.is_some() || self.body.is_some() {
             EvidenceItem::http(
                 self.status,
-                self.body.clone().or_else(|| self.message.clone()),
+                self.body.as_ref().or(self.message.as_ref()).map(bounded),
             )
         } else {
             EvidenceItem::Stdout {
-                lines: self.message.iter().cloned().collect(),
+                lines: self.message.iter().map(bounded).collect(),
             }
         }
     }
