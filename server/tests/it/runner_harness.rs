@@ -225,11 +225,11 @@ pub fn seconds_between(from: &str, to: &str) -> f64 {
     }
 }
 
+/// One `[agents.<ref>]` table: name, command, format, extra environment.
+pub type AgentTable<'a> = (&'a str, Vec<String>, &'a str, Vec<(String, String)>);
+
 /// Writes a runner configuration with one `[agents.<ref>]` per entry.
-pub fn write_config(
-    dir: &Path,
-    agents: &[(&str, Vec<String>, &str, Vec<(String, String)>)],
-) -> PathBuf {
+pub fn write_config(dir: &Path, agents: &[AgentTable<'_>]) -> PathBuf {
     let mut text = String::new();
     for (name, command, format, env) in agents {
         text.push_str(&format!("[agents.{name}]\n"));
