@@ -39,6 +39,44 @@ pub enum Command {
         after_help = "Example:\n  kandev-recovery run --profile \"Claude then Codex\" -- \"fix the failing test\"\n\nThe configuration file has one [agents.<profile_ref>] table per candidate; see the README (\"Use it with your agents\")."
     )]
     Run(RunArgs),
+    /// Serve the app with demo profiles and built-in simulated agents that
+    /// loop through the recovery scenarios (capacity retries, a quota reset
+    /// wait, a switch, an unknown error, tool activity), on its own SQLite
+    /// file. Open /routes to watch routes recover live. No network is used.
+    Demo(DemoArgs),
+}
+
+/// `kandev-recovery demo` options.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    /// Address to listen on.
+    #[arg(long, env = "KANDEV_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: SocketAddr,
+
+    /// The demo's database (kept apart from the real one).
+    #[arg(
+        long,
+        env = "KANDEV_DEMO_DATABASE_URL",
+        default_value = "sqlite://data/kandev-demo.db"
+    )]
+    pub database_url: String,
+
+    /// Directory holding the built site (WASM, JS, CSS).
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: String,
+}
+
+impl From<DemoArgs> for ServeArgs {
+    fn from(d: DemoArgs) -> ServeArgs {
+        ServeArgs {
+            listen: d.listen,
+            database_url: d.database_url,
+            site_root: d.site_root,
+            no_seed: true,
+            demo: true,
+            ..ServeArgs::default()
+        }
+    }
 }
 
 /// `kandev-recovery run` options.
@@ -130,6 +168,10 @@ pub struct ServeArgs {
     /// never enable it in production.
     #[arg(long, env = "KANDEV_TEST_CLOCK", value_parser = BoolishValueParser::new())]
     pub test_clock: bool,
+
+    /// Also run the demo's simulated agents (see `kandev-recovery demo`).
+    #[arg(long, env = "KANDEV_DEMO", value_parser = BoolishValueParser::new())]
+    pub demo: bool,
 }
 
 impl ServeArgs {
@@ -154,6 +196,7 @@ impl Default for ServeArgs {
             no_seed: false,
             max_body_bytes: 256 * 1024,
             test_clock: false,
+            demo: false,
         }
     }
 }

@@ -21,11 +21,15 @@ fn main() -> ExitCode {
             command: CatalogueCommand::Check { verbose },
         } => server::classify::cli::run_catalogue_check(verbose),
         Command::Run(args) => server::runner::run(args),
+        Command::Demo(args) => serve(args.into()),
     }
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
     server::telemetry::init();
+    if args.demo {
+        server::runner::demo::spawn(args.listen);
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

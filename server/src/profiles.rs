@@ -233,6 +233,7 @@ pub fn example_profile() -> Value {
                 "agent": "claude-code",
                 "provider_id": "anthropic",
                 "model_id": "claude-sonnet-4-5",
+                "profile_ref": "claude-sonnet",
                 "policy": {
                     "version": 1,
                     "transient": {
@@ -251,7 +252,8 @@ pub fn example_profile() -> Value {
                 "label": "Codex (GPT-5)",
                 "agent": "codex",
                 "provider_id": "openai",
-                "model_id": "gpt-5-codex"
+                "model_id": "gpt-5-codex",
+                "profile_ref": "codex"
             }
         ]
     })

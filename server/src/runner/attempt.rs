@@ -201,12 +201,17 @@ pub async fn run(ctx: Context<'_>) -> End {
                                 }
                                 Seen::Notice(n) => ctx.ui.status(&n),
                                 Seen::Error(e) => {
-                                    // The latest errors say most; a CLI that
-                                    // retried on its own may print dozens.
-                                    if errors.len() == MAX_ERRORS {
-                                        errors.remove(0);
+                                    let item = e.to_item();
+                                    // A CLI repeats its final error in its
+                                    // result; once is evidence enough.
+                                    if errors.last() != Some(&item) {
+                                        // The latest errors say most; a CLI that
+                                        // retried on its own may print dozens.
+                                        if errors.len() == MAX_ERRORS {
+                                            errors.remove(0);
+                                        }
+                                        errors.push(item);
                                     }
-                                    errors.push(e.to_item());
                                 }
                                 Seen::Session(s) => session = Some(s),
                                 Seen::Finished(f) => finish = Some(f),

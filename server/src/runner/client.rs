@@ -152,6 +152,12 @@ impl Service {
             .await
     }
 
+    /// Creates a profile (the demo's).
+    pub async fn create_profile(&self, body: &Value) -> Result<Profile> {
+        self.call(reqwest::Method::POST, "/profiles", Some(body.clone()), None)
+            .await
+    }
+
     pub async fn open_route(
         &self,
         profile_id: &str,

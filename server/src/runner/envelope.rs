@@ -5,17 +5,17 @@
 //! stream tails and the exit — because order is evidence too: the agent's
 //! final error outranks its earlier notices.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 
-/// One evidence item.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One evidence item (read back from fixtures by the demo).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EvidenceItem {
     Http {
         status: Option<u16>,
-        #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         headers: BTreeMap<String, String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         body: Option<String>,
@@ -39,9 +39,11 @@ pub enum EvidenceItem {
         stop_reason: String,
     },
     Stderr {
+        #[serde(default)]
         lines: Vec<String>,
     },
     Stdout {
+        #[serde(default)]
         lines: Vec<String>,
     },
     ProcessExit {

@@ -18,6 +18,7 @@ pub mod acp;
 pub mod attempt;
 pub mod client;
 pub mod config;
+pub mod demo;
 pub mod envelope;
 pub mod format;
 pub mod session;

@@ -55,7 +55,7 @@ impl Reader for Claude {
                     .unwrap_or_default();
                 let mut seen = Vec::new();
                 if !text.is_empty() {
-                    seen.push(Seen::Error(report(&text)));
+                    seen.push(Seen::Error(report(&text, &v)));
                 }
                 seen.push(Seen::Finished(Finish::Failure));
                 Read::evidence(seen)
@@ -69,15 +69,15 @@ impl Claude {
     fn assistant(&mut self, v: &Value) -> Read {
         let message = v.get("message").unwrap_or(&Value::Null);
         let synthetic = message.get("model").and_then(Value::as_str) == Some("<synthetic>")
-            || v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
-            || v.get("error").is_some_and(|e| !e.is_null());
+            || v.get("is_api_error_message").and_then(Value::as_bool) == Some(true)
+            || v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true);
         let content = message.get("content").unwrap_or(&Value::Null);
         if synthetic {
             let text = text_of(content);
             return Read::evidence(if text.is_empty() {
                 Vec::new()
             } else {
-                vec![Seen::Error(report(&text))]
+                vec![Seen::Error(report(&text, v))]
             });
         }
         let mut seen = Vec::new();
@@ -125,8 +125,24 @@ impl Claude {
     }
 }
 
-fn report(text: &str) -> ErrorReport {
-    let (status, body) = status_and_body(text);
+/// The error as Claude Code reports it: its message, and — on the
+/// synthetic message and the result — the provider's HTTP status
+/// (`api_error_status`) and error type (`api_error_type`). A body quoted in
+/// the message is the provider's own; otherwise the status and type are
+/// written back in the Anthropic error shape Claude Code read them from.
+fn report(text: &str, event: &Value) -> ErrorReport {
+    let (quoted_status, quoted_body) = status_and_body(text);
+    let status = event
+        .get("api_error_status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+        .or(quoted_status);
+    let error_type = event.get("api_error_type").and_then(Value::as_str);
+    let body = quoted_body.or_else(|| {
+        error_type.map(|t| {
+            serde_json::json!({"type": "error", "error": {"type": t, "message": text}}).to_string()
+        })
+    });
     ErrorReport {
         status,
         body,
@@ -194,6 +210,26 @@ mod tests {
         }
         assert_eq!(r[2].seen.last(), Some(&Seen::Finished(Finish::Failure)));
         assert!(r[3].keep && r[3].seen.is_empty());
+    }
+
+    #[test]
+    fn the_reported_status_and_type_make_the_http_item() {
+        let r = read(&[
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"Invalid API key · Fix external API key"}]},"error":"authentication_failed","is_api_error_message":true,"api_error_status":401,"api_error_type":"authentication_error"}"#,
+        ]);
+        match &r[0].seen[..] {
+            [Seen::Error(e)] => {
+                assert_eq!(e.status, Some(401));
+                let body: Value =
+                    serde_json::from_str(e.body.as_deref().expect("body")).expect("json");
+                assert_eq!(body["error"]["type"], "authentication_error");
+                assert_eq!(
+                    body["error"]["message"],
+                    "Invalid API key · Fix external API key"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
