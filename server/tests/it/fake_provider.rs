@@ -151,10 +151,12 @@ impl Reply {
         Reply::Text(s.to_string())
     }
 
-    fn json_error(status: u16, headers: &[(&str, String)], body: Value) -> Reply {
+    /// `body` is sent as written: serde_json would sort the keys, and the
+    /// CLIs quote some bodies verbatim.
+    fn json_error(status: u16, headers: &[(&str, String)], body: String) -> Reply {
         let mut h: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];
         h.extend(headers.iter().map(|(k, v)| (k.to_string(), v.clone())));
-        Reply::Error { status, headers: h, body: body.to_string() }
+        Reply::Error { status, headers: h, body }
     }
 
     /// Anthropic 529 `overloaded_error`.
@@ -162,7 +164,7 @@ impl Reply {
         Reply::json_error(
             529,
             &[("request-id", "req_fake_overloaded".into())],
-            json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.to_string(),
         )
     }
 
@@ -182,7 +184,7 @@ impl Reply {
                 ("anthropic-ratelimit-input-tokens-reset", reset),
                 ("request-id", "req_fake_rate_limit".into()),
             ],
-            json!({"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}),
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}"#.to_string(),
         )
     }
 
@@ -191,13 +193,13 @@ impl Reply {
         Reply::json_error(
             401,
             &[],
-            json!({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}),
+            r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#.to_string(),
         )
     }
 
     /// The in-stream error event body Anthropic sends when a stream fails.
     pub fn anthropic_stream_error_body() -> String {
-        json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}).to_string()
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.to_string()
     }
 
     /// OpenAI 503 "server is overloaded".
@@ -205,7 +207,7 @@ impl Reply {
         Reply::json_error(
             503,
             &[],
-            json!({"error":{"message":"The server is overloaded or not ready yet.","type":"server_error","param":null,"code":null}}),
+            r#"{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error","param":null,"code":null}}"#.to_string(),
         )
     }
 
@@ -221,7 +223,7 @@ impl Reply {
                 ("x-ratelimit-reset-requests", format!("{reset_secs}s")),
                 ("x-ratelimit-reset-tokens", format!("{reset_secs}s")),
             ],
-            json!({"error":{"message":format!("Rate limit reached for gpt-5.5 in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in {reset_secs}s."),"type":"requests","param":null,"code":"rate_limit_exceeded"}}),
+            format!(r#"{{"error":{{"message":"Rate limit reached for gpt-5.5 in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in {reset_secs}s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}}}"#),
         )
     }
 
@@ -230,7 +232,7 @@ impl Reply {
         Reply::json_error(
             429,
             &[],
-            json!({"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}),
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#.to_string(),
         )
     }
 
@@ -239,13 +241,13 @@ impl Reply {
         Reply::json_error(
             401,
             &[],
-            json!({"error":{"message":"Incorrect API key provided: sk-fake. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}),
+            r#"{"error":{"message":"Incorrect API key provided: sk-fake. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#.to_string(),
         )
     }
 
     /// The `error` object a `response.failed` event carries.
     pub fn openai_stream_error_body() -> String {
-        json!({"error":{"code":"server_error","message":"The server had an error processing your request."}}).to_string()
+        r#"{"error":{"code":"server_error","message":"The server had an error processing your request."}}"#.to_string()
     }
 
     /// Gemini 503 `UNAVAILABLE` "model is overloaded".
@@ -253,7 +255,7 @@ impl Reply {
         Reply::json_error(
             503,
             &[],
-            json!({"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}),
+            r#"{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}"#.to_string(),
         )
     }
 
@@ -270,14 +272,17 @@ impl Reply {
         Reply::json_error(
             429,
             &[],
-            json!({"error":{"code":429,
-                "message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
-                "status":"RESOURCE_EXHAUSTED",
-                "details":[
-                    {"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":quota_id,"quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"50"}]},
-                    {"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},
-                    {"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":format!("{retry_secs}s")}
-                ]}}),
+            [
+                r#"{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.","status":"RESOURCE_EXHAUSTED","details":["#,
+                r#"{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":""#,
+                quota_id,
+                r#"","quotaDimensions":{"location":"global","model":"gemini-2.5-flash"},"quotaValue":"50"}]},"#,
+                r#"{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},"#,
+                r#"{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":""#,
+                &format!("{retry_secs}s"),
+                r#""}]}}"#,
+            ]
+            .concat(),
         )
     }
 
@@ -287,7 +292,7 @@ impl Reply {
         Reply::json_error(
             400,
             &[],
-            json!({"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}),
+            r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}"#.to_string(),
         )
     }
 
@@ -296,23 +301,23 @@ impl Reply {
         Reply::json_error(
             401,
             &[],
-            json!({"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}),
+            r#"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#.to_string(),
         )
     }
 
     /// A Gemini in-stream error chunk.
     pub fn gemini_stream_error_body() -> String {
-        json!({"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}).to_string()
+        r#"{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}"#.to_string()
     }
 
     /// A 500 with a body no catalogue knows.
     pub fn unknown_500() -> Reply {
-        Reply::json_error(500, &[], json!({"weird":"zork-17 flux capacitor"}))
+        Reply::json_error(500, &[], r#"{"weird":"zork-17 flux capacitor"}"#.to_string())
     }
 
     /// 418 with a plain JSON message.
     pub fn teapot() -> Reply {
-        Reply::json_error(418, &[], json!({"message":"I'm a teapot"}))
+        Reply::json_error(418, &[], r#"{"message":"I'm a teapot"}"#.to_string())
     }
 }
 
