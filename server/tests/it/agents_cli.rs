@@ -141,6 +141,16 @@ pub fn codex_json(dir: &Path, base: &str) -> AgentSetup {
 }
 
 pub fn codex_json_with_retries(dir: &Path, base: &str, request_max_retries: u32, stream_max_retries: u32) -> AgentSetup {
+    codex_json_config(dir, base, request_max_retries, stream_max_retries, 10_000)
+}
+
+pub fn codex_json_config(
+    dir: &Path,
+    base: &str,
+    request_max_retries: u32,
+    stream_max_retries: u32,
+    stream_idle_timeout_ms: u64,
+) -> AgentSetup {
     let home = dir.join("home");
     let codex_home = dir.join("codex-home");
     std::fs::create_dir_all(&codex_home).unwrap();
@@ -163,7 +173,7 @@ env_key = "FAKE_OPENAI_API_KEY"
 wire_api = "responses"
 request_max_retries = {request_max_retries}
 stream_max_retries = {stream_max_retries}
-stream_idle_timeout_ms = 10000
+stream_idle_timeout_ms = {stream_idle_timeout_ms}
 "#
     );
     std::fs::write(codex_home.join("config.toml"), config).unwrap();
@@ -268,6 +278,14 @@ const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// Runs the CLI with the prompt, stdin closed (Codex reads a piped stdin to
 /// EOF before it starts; Claude Code waits 3 s for one).
 pub async fn run(setup: &AgentSetup, prompt: &str) -> Outcome {
+    run_within(setup, prompt, RUN_LIMIT).await.unwrap_or_else(|o| {
+        panic!("{} did not finish within {RUN_LIMIT:?}\n{}", setup.argv[0], o.show())
+    })
+}
+
+/// Runs the CLI for at most `limit`: Err with what it printed so far (and
+/// the process group killed) when it is still running then.
+pub async fn run_within(setup: &AgentSetup, prompt: &str, limit: Duration) -> Result<Outcome, Outcome> {
     let started = Instant::now();
     let mut child = setup
         .command(prompt)
@@ -279,30 +297,37 @@ pub async fn run(setup: &AgentSetup, prompt: &str) -> Outcome {
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let (mut so, mut se) = (Vec::new(), Vec::new());
-    let waited = tokio::time::timeout(RUN_LIMIT, async {
+    let pid = child.id();
+    let waited = tokio::time::timeout(limit, async {
         let (a, b, st) = tokio::join!(out.read_to_end(&mut so), err.read_to_end(&mut se), child.wait());
         let _ = (a, b);
         st
     })
     .await;
-    let exit = match waited {
-        Ok(st) => st.ok().and_then(|s| s.code()),
-        Err(_) => {
-            let _ = child.start_kill();
-            panic!(
-                "{} did not finish within {RUN_LIMIT:?}\n--- stdout\n{}\n--- stderr\n{}",
-                setup.argv[0],
-                String::from_utf8_lossy(&so),
-                String::from_utf8_lossy(&se)
-            );
+    let timed_out = waited.is_err();
+    if timed_out {
+        // The whole group: Codex's launcher and Gemini's node children too.
+        if let Some(pid) = pid {
+            unsafe_kill_group(pid);
         }
-    };
-    Outcome {
+        let _ = child.kill().await;
+    }
+    let o = Outcome {
         stdout: String::from_utf8_lossy(&so).into_owned(),
         stderr: String::from_utf8_lossy(&se).into_owned(),
-        exit,
+        exit: waited.ok().and_then(|st| st.ok()).and_then(|s| s.code()),
         elapsed: started.elapsed(),
+    };
+    if timed_out {
+        Err(o)
+    } else {
+        Ok(o)
     }
+}
+
+fn unsafe_kill_group(pid: u32) {
+    // The child leads its own process group (process_group(0)).
+    let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
 }
 
 /// One ACP session: initialize, session/new, session/prompt; permission
@@ -1079,4 +1104,124 @@ async fn agents_gemini_acp_tool_allowed() {
     assert!(updates.iter().any(|u| u["status"] == "completed"), "{}", run.show());
     assert_eq!(run.updates_of("agent_message_chunk")[0]["content"]["text"], "PONG-42");
     assert_eq!(fake.model_calls(), 2);
+}
+
+// ---- tool calls ----
+
+#[tokio::test]
+async fn agents_claude_tool_call_denied() {
+    // In -p mode a Bash command that writes is denied without asking: a
+    // system/permission_denied line, an is_error tool_result, and the model
+    // is called again; the run succeeds.
+    let (o, fake) = scenario(
+        "claude",
+        "tool_call_denied",
+        claude_stream_json,
+        vec![
+            Reply::ToolCall { name: "Bash".into(), args: json!({"command":"touch made-by-agent.txt","description":"make a file"}) },
+            Reply::text("PONG-42"),
+        ],
+    )
+    .await;
+    assert_eq!(o.exit, Some(0), "{}", o.show());
+    let types: Vec<String> = o.events().iter().map(|e| format!("{}/{}", e["type"].as_str().unwrap_or(""), e["subtype"].as_str().unwrap_or(""))).collect();
+    assert_eq!(types, ["system/init", "assistant/", "system/permission_denied", "user/", "assistant/", "result/success"], "{}", o.show());
+    let ev = o.events();
+    assert_eq!(ev[1]["message"]["content"][0]["type"], "tool_use");
+    assert_eq!(ev[1]["message"]["content"][0]["name"], "Bash");
+    assert_eq!(ev[2]["tool_name"], "Bash");
+    assert_eq!(ev[3]["message"]["content"][0]["type"], "tool_result");
+    assert_eq!(ev[3]["message"]["content"][0]["is_error"], true);
+    assert_eq!(assistant_text(&ev[4]), "PONG-42");
+    assert_eq!(ev[5]["permission_denials"][0]["tool_name"], "Bash");
+    assert_eq!(fake.model_calls(), 2);
+}
+
+#[tokio::test]
+async fn agents_codex_tool_call() {
+    // exec_command runs under the read-only sandbox: item.started and
+    // item.completed of type command_execution, then the answer.
+    let (o, fake) = scenario(
+        "codex",
+        "tool_call",
+        codex_json,
+        vec![
+            Reply::ToolCall { name: "exec_command".into(), args: json!({"cmd":"echo made-by-agent"}) },
+            Reply::text("PONG-42"),
+        ],
+    )
+    .await;
+    assert_eq!(o.exit, Some(0), "{}", o.show());
+    let started = o.events_of("item.started");
+    assert_eq!(started.len(), 1, "{}", o.show());
+    assert_eq!(started[0]["item"]["type"], "command_execution");
+    assert_eq!(started[0]["item"]["command"], "/bin/bash -lc 'echo made-by-agent'");
+    assert_eq!(started[0]["item"]["status"], "in_progress");
+    let done = o.events_of("item.completed");
+    assert_eq!(done[0]["item"]["type"], "command_execution");
+    assert_eq!(done[0]["item"]["exit_code"], 0);
+    assert_eq!(done[0]["item"]["aggregated_output"], "made-by-agent\n");
+    assert_eq!(done[1]["item"]["type"], "agent_message");
+    assert_eq!(fake.model_calls(), 2);
+}
+
+// ---- a provider that never answers ----
+
+#[tokio::test]
+async fn agents_claude_hang_times_out() {
+    // API_TIMEOUT_MS (default 600000) bounds a request; no retry with
+    // CLAUDE_CODE_MAX_RETRIES=0.
+    let (o, fake) = scenario_with(
+        "claude",
+        "hang_api_timeout",
+        |d, b| claude_stream_json(d, b).with_env("API_TIMEOUT_MS", "3000"),
+        vec![Reply::Hang],
+    )
+    .await;
+    let e = claude_api_error(&o);
+    assert!(assistant_text(&e).starts_with("Request timed out."), "{}", o.show());
+    assert!(e["api_error_status"].is_null(), "{e}");
+    assert!(o.elapsed >= Duration::from_secs(3), "{:?}", o.elapsed);
+    assert_eq!(fake.model_calls(), 1);
+}
+
+async fn hang_probe(cli: &str, name: &str, setup: impl FnOnce(&Path, &str) -> AgentSetup, reply: Reply) -> Outcome {
+    let fake = FakeProvider::start().await;
+    fake.push(reply);
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup(dir.path(), &fake.base_url());
+    let limit = Duration::from_secs(8);
+    let o = match run_within(&s, "Answer with the word PONG.", limit).await {
+        Ok(o) => o,
+        Err(o) => o,
+    };
+    eprintln!("{cli}/{name}: exit {:?} in {:?}", o.exit, o.elapsed);
+    write_sample(cli, name, dir.path(), &fake.base_url(), &o.stdout, &o.stderr, o.exit);
+    o
+}
+
+#[tokio::test]
+async fn agents_codex_hang_waits_forever() {
+    // No timeout covers a request that gets no response headers: still
+    // waiting after 8 s (observed > 60 s), nothing printed after turn.started.
+    let o = hang_probe("codex", "hang_no_headers", codex_json, Reply::Hang).await;
+    assert_eq!(o.exit, None, "still running, killed by the probe\n{}", o.show());
+    let types: Vec<String> = o.events().iter().map(|e| e["type"].as_str().unwrap_or("").to_string()).collect();
+    assert_eq!(types, ["thread.started", "turn.started"], "{}", o.show());
+}
+
+#[tokio::test]
+async fn agents_codex_stall_idle_timeout() {
+    // Headers, then silence: stream_idle_timeout_ms applies.
+    let o = hang_probe("codex", "stall_idle_timeout", |d, b| codex_json_config(d, b, 0, 0, 2000), Reply::Stall).await;
+    assert_eq!(o.exit, Some(1), "{}", o.show());
+    let msg = codex_failure(&o);
+    assert!(msg.starts_with("stream disconnected before completion"), "{msg}");
+}
+
+#[tokio::test]
+async fn agents_gemini_hang_waits_forever() {
+    let o = hang_probe("gemini", "hang_no_headers", gemini_stream_json, Reply::Hang).await;
+    assert_eq!(o.exit, None, "still running, killed by the probe\n{}", o.show());
+    assert!(o.events_of("result").is_empty(), "{}", o.show());
 }

@@ -55,6 +55,8 @@ pub enum Reply {
     ToolCall { name: String, args: Value },
     /// Never answer (the request stays open until the client gives up).
     Hang,
+    /// Answer 200 with SSE headers, then send nothing (a stalled stream).
+    Stall,
 }
 
 /// One request the fake received.
@@ -476,6 +478,12 @@ async fn answer(api: Api, stream: bool, model: &str, reply: Reply) -> Response {
         Reply::Hang => {
             std::future::pending::<()>().await;
             unreachable!()
+        }
+        Reply::Stall => {
+            let s = futures::stream::pending::<Result<Bytes, std::io::Error>>();
+            let mut r = Response::new(Body::from_stream(s));
+            r.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
+            r
         }
         Reply::Error { status, headers, body } => {
             let mut r = Response::new(Body::from(body));
