@@ -48,7 +48,16 @@ impl AgentSetup {
     }
     /// argv with `{prompt}` replaced.
     pub fn argv_for(&self, prompt: &str) -> Vec<String> {
-        self.argv.iter().map(|a| if a == PROMPT { prompt.to_string() } else { a.clone() }).collect()
+        self.argv
+            .iter()
+            .map(|a| {
+                if a == PROMPT {
+                    prompt.to_string()
+                } else {
+                    a.clone()
+                }
+            })
+            .collect()
     }
     fn command(&self, prompt: &str) -> tokio::process::Command {
         let argv = self.argv_for(prompt);
@@ -87,7 +96,10 @@ fn base_env(dir: &Path, home: &Path) -> Vec<(String, String)> {
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::create_dir_all(home).unwrap();
     vec![
-        ("PATH".into(), std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())),
+        (
+            "PATH".into(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into()),
+        ),
         ("HOME".into(), home.display().to_string()),
         ("TMPDIR".into(), tmp.display().to_string()),
         ("LANG".into(), "C.UTF-8".into()),
@@ -121,7 +133,14 @@ pub fn claude_stream_json(dir: &Path, base: &str) -> AgentSetup {
         .map(|(k, v)| (k.to_string(), v.to_string())),
     );
     AgentSetup {
-        argv: vec![bin("claude"), "-p".into(), PROMPT.into(), "--output-format".into(), "stream-json".into(), "--verbose".into()],
+        argv: vec![
+            bin("claude"),
+            "-p".into(),
+            PROMPT.into(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--verbose".into(),
+        ],
         env,
         cwd: work_dir(dir),
     }
@@ -140,7 +159,12 @@ pub fn codex_json(dir: &Path, base: &str) -> AgentSetup {
     codex_json_with_retries(dir, base, 0, 0)
 }
 
-pub fn codex_json_with_retries(dir: &Path, base: &str, request_max_retries: u32, stream_max_retries: u32) -> AgentSetup {
+pub fn codex_json_with_retries(
+    dir: &Path,
+    base: &str,
+    request_max_retries: u32,
+    stream_max_retries: u32,
+) -> AgentSetup {
     codex_json_config(dir, base, request_max_retries, stream_max_retries, 10_000)
 }
 
@@ -181,7 +205,13 @@ stream_idle_timeout_ms = {stream_idle_timeout_ms}
     env.push(("CODEX_HOME".into(), codex_home.display().to_string()));
     env.push(("FAKE_OPENAI_API_KEY".into(), "sk-fake-key".into()));
     AgentSetup {
-        argv: vec![bin("codex"), "exec".into(), "--json".into(), "--skip-git-repo-check".into(), PROMPT.into()],
+        argv: vec![
+            bin("codex"),
+            "exec".into(),
+            "--json".into(),
+            "--skip-git-repo-check".into(),
+            PROMPT.into(),
+        ],
         env,
         cwd: work_dir(dir),
     }
@@ -196,7 +226,11 @@ fn gemini_env(dir: &Path, base: &str, max_attempts: u32) -> (Vec<(String, String
         "privacy": {"usageStatisticsEnabled": false},
         "telemetry": {"enabled": false}
     });
-    std::fs::write(home.join(".gemini/settings.json"), serde_json::to_string_pretty(&settings).unwrap()).unwrap();
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        serde_json::to_string_pretty(&settings).unwrap(),
+    )
+    .unwrap();
     let mut env = base_env(dir, &home);
     env.extend(
         [
@@ -241,7 +275,16 @@ pub fn gemini_stream_json_attempts(dir: &Path, base: &str, max_attempts: u32) ->
 /// Gemini CLI as an ACP agent over stdio: `gemini --acp -m gemini-2.5-flash`.
 pub fn gemini_acp(dir: &Path, base: &str) -> AgentSetup {
     let (env, cwd) = gemini_env(dir, base, 1);
-    AgentSetup { argv: vec![bin("gemini"), "--acp".into(), "-m".into(), "gemini-2.5-flash".into()], env, cwd }
+    AgentSetup {
+        argv: vec![
+            bin("gemini"),
+            "--acp".into(),
+            "-m".into(),
+            "gemini-2.5-flash".into(),
+        ],
+        env,
+        cwd,
+    }
 }
 
 // ---- running ----
@@ -257,10 +300,16 @@ pub struct Outcome {
 impl Outcome {
     /// stdout's JSON lines (others are skipped).
     pub fn events(&self) -> Vec<Value> {
-        self.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
     }
     pub fn events_of(&self, ty: &str) -> Vec<Value> {
-        self.events().into_iter().filter(|e| e["type"] == ty).collect()
+        self.events()
+            .into_iter()
+            .filter(|e| e["type"] == ty)
+            .collect()
     }
     fn show(&self) -> String {
         format!(
@@ -278,14 +327,24 @@ const RUN_LIMIT: Duration = Duration::from_secs(60);
 /// Runs the CLI with the prompt, stdin closed (Codex reads a piped stdin to
 /// EOF before it starts; Claude Code waits 3 s for one).
 pub async fn run(setup: &AgentSetup, prompt: &str) -> Outcome {
-    run_within(setup, prompt, RUN_LIMIT).await.unwrap_or_else(|o| {
-        panic!("{} did not finish within {RUN_LIMIT:?}\n{}", setup.argv[0], o.show())
-    })
+    run_within(setup, prompt, RUN_LIMIT)
+        .await
+        .unwrap_or_else(|o| {
+            panic!(
+                "{} did not finish within {RUN_LIMIT:?}\n{}",
+                setup.argv[0],
+                o.show()
+            )
+        })
 }
 
 /// Runs the CLI for at most `limit`: Err with what it printed so far (and
 /// the process group killed) when it is still running then.
-pub async fn run_within(setup: &AgentSetup, prompt: &str, limit: Duration) -> Result<Outcome, Outcome> {
+pub async fn run_within(
+    setup: &AgentSetup,
+    prompt: &str,
+    limit: Duration,
+) -> Result<Outcome, Outcome> {
     let started = Instant::now();
     let mut child = setup
         .command(prompt)
@@ -299,7 +358,11 @@ pub async fn run_within(setup: &AgentSetup, prompt: &str, limit: Duration) -> Re
     let (mut so, mut se) = (Vec::new(), Vec::new());
     let pid = child.id();
     let waited = tokio::time::timeout(limit, async {
-        let (a, b, st) = tokio::join!(out.read_to_end(&mut so), err.read_to_end(&mut se), child.wait());
+        let (a, b, st) = tokio::join!(
+            out.read_to_end(&mut so),
+            err.read_to_end(&mut se),
+            child.wait()
+        );
         let _ = (a, b);
         st
     })
@@ -327,7 +390,9 @@ pub async fn run_within(setup: &AgentSetup, prompt: &str, limit: Duration) -> Re
 
 fn unsafe_kill_group(pid: u32) {
     // The child leads its own process group (process_group(0)).
-    let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .status();
 }
 
 /// One ACP session: initialize, session/new, session/prompt; permission
@@ -352,21 +417,39 @@ impl AcpRun {
             .collect()
     }
     pub fn updates_of(&self, kind: &str) -> Vec<Value> {
-        self.updates().into_iter().filter(|u| u["sessionUpdate"] == kind).collect()
+        self.updates()
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .collect()
     }
     pub fn requests_from_agent(&self, method: &str) -> Vec<Value> {
-        self.transcript.iter().filter(|(d, m)| *d == '<' && m["method"] == method && m.get("id").is_some()).map(|(_, m)| m.clone()).collect()
+        self.transcript
+            .iter()
+            .filter(|(d, m)| *d == '<' && m["method"] == method && m.get("id").is_some())
+            .map(|(_, m)| m.clone())
+            .collect()
     }
     fn show(&self) -> String {
         let mut s = String::new();
         for (d, m) in &self.transcript {
-            s.push_str(&format!("{d} {}\n", m.to_string().chars().take(600).collect::<String>()));
+            s.push_str(&format!(
+                "{d} {}\n",
+                m.to_string().chars().take(600).collect::<String>()
+            ));
         }
-        format!("exit {:?} after {:?}\n{s}--- stderr\n{}", self.exit, self.elapsed, self.stderr.chars().take(3000).collect::<String>())
+        format!(
+            "exit {:?} after {:?}\n{s}--- stderr\n{}",
+            self.exit,
+            self.elapsed,
+            self.stderr.chars().take(3000).collect::<String>()
+        )
     }
     /// The transcript as JSON lines, each prefixed with its direction.
     pub fn transcript_text(&self) -> String {
-        self.transcript.iter().map(|(d, m)| format!("{d} {m}\n")).collect()
+        self.transcript
+            .iter()
+            .map(|(d, m)| format!("{d} {m}\n"))
+            .collect()
     }
 }
 
@@ -390,7 +473,10 @@ pub async fn run_acp(setup: &AgentSetup, prompt: &str, permission: Option<&str>)
     let mut transcript: Vec<(char, Value)> = Vec::new();
 
     async fn send(stdin: &mut tokio::process::ChildStdin, t: &mut Vec<(char, Value)>, m: Value) {
-        stdin.write_all(format!("{m}\n").as_bytes()).await.expect("write to the ACP agent");
+        stdin
+            .write_all(format!("{m}\n").as_bytes())
+            .await
+            .expect("write to the ACP agent");
         stdin.flush().await.unwrap();
         t.push(('>', m));
     }
@@ -460,11 +546,20 @@ pub async fn run_acp(setup: &AgentSetup, prompt: &str, permission: Option<&str>)
         }
     };
     let stderr = stderr_task.await.unwrap_or_default();
-    let run = AcpRun { transcript, prompt_response, stderr, exit, elapsed: started.elapsed() };
+    let run = AcpRun {
+        transcript,
+        prompt_response,
+        stderr,
+        exit,
+        elapsed: started.elapsed(),
+    };
     match result {
         Ok(Ok(())) => run,
         Ok(Err(e)) => panic!("{e}\n{}", run.show()),
-        Err(_) => panic!("the ACP session did not finish within {RUN_LIMIT:?}\n{}", run.show()),
+        Err(_) => panic!(
+            "the ACP session did not finish within {RUN_LIMIT:?}\n{}",
+            run.show()
+        ),
     }
 }
 
@@ -477,15 +572,33 @@ fn sanitise(s: &str, dir: &Path, base: &str) -> String {
         .replace(&format!("127.0.0.1:{port}"), "127.0.0.1:<port>")
 }
 
-fn write_sample(cli: &str, scenario: &str, dir: &Path, base: &str, stdout: &str, stderr: &str, exit: Option<i32>) {
+fn write_sample(
+    cli: &str,
+    scenario: &str,
+    dir: &Path,
+    base: &str,
+    stdout: &str,
+    stderr: &str,
+    exit: Option<i32>,
+) {
     if std::env::var_os("AGENTS_WRITE_SAMPLES").is_none() {
         return;
     }
     let d = agents_dir().join("samples").join(cli);
     std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(d.join(format!("{scenario}.stdout")), sanitise(stdout, dir, base)).unwrap();
-    std::fs::write(d.join(format!("{scenario}.stderr")), sanitise(stderr, dir, base)).unwrap();
-    let exit = exit.map(|c| c.to_string()).unwrap_or_else(|| "signal".into());
+    std::fs::write(
+        d.join(format!("{scenario}.stdout")),
+        sanitise(stdout, dir, base),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join(format!("{scenario}.stderr")),
+        sanitise(stderr, dir, base),
+    )
+    .unwrap();
+    let exit = exit
+        .map(|c| c.to_string())
+        .unwrap_or_else(|| "signal".into());
     std::fs::write(d.join(format!("{scenario}.exit")), format!("{exit}\n")).unwrap();
 }
 
@@ -512,13 +625,29 @@ async fn scenario_with(
     let dir = tempfile::tempdir().unwrap();
     let s = setup(dir.path(), &fake.base_url());
     let out = run(&s, "Answer with the word PONG.").await;
-    eprintln!("{cli}/{name}: exit {:?} in {:?}, {} model call(s)", out.exit, out.elapsed, fake.model_calls());
-    write_sample(cli, name, dir.path(), &fake.base_url(), &out.stdout, &out.stderr, out.exit);
+    eprintln!(
+        "{cli}/{name}: exit {:?} in {:?}, {} model call(s)",
+        out.exit,
+        out.elapsed,
+        fake.model_calls()
+    );
+    write_sample(
+        cli,
+        name,
+        dir.path(),
+        &fake.base_url(),
+        &out.stdout,
+        &out.stderr,
+        out.exit,
+    );
     (out, fake)
 }
 
 fn text_then_error(text: &str, body: String) -> Reply {
-    Reply::TextThenError { text: text.into(), error_body: body }
+    Reply::TextThenError {
+        text: text.into(),
+        error_body: body,
+    }
 }
 
 // ---- Claude Code ----
@@ -530,30 +659,56 @@ fn claude_api_error(o: &Outcome) -> Value {
         .into_iter()
         .filter(|e| e["message"]["model"] == "<synthetic>" && e["is_api_error_message"] == true)
         .collect();
-    assert_eq!(synthetic.len(), 1, "one synthetic API-error message\n{}", o.show());
+    assert_eq!(
+        synthetic.len(),
+        1,
+        "one synthetic API-error message\n{}",
+        o.show()
+    );
     let result = o.events_of("result");
     assert_eq!(result.len(), 1, "{}", o.show());
     assert_eq!(result[0]["is_error"], true, "{}", o.show());
     assert_eq!(result[0]["terminal_reason"], "api_error", "{}", o.show());
     // The result line repeats the status and type.
-    assert_eq!(result[0]["api_error_status"], synthetic[0]["api_error_status"]);
-    assert_eq!(result[0].get("api_error_type"), synthetic[0].get("api_error_type"));
+    assert_eq!(
+        result[0]["api_error_status"],
+        synthetic[0]["api_error_status"]
+    );
+    assert_eq!(
+        result[0].get("api_error_type"),
+        synthetic[0].get("api_error_type")
+    );
     assert_eq!(o.exit, Some(1), "{}", o.show());
     synthetic[0].clone()
 }
 
 fn assistant_text(e: &Value) -> String {
-    e["message"]["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect()
+    e["message"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect()
 }
 
 #[tokio::test]
 async fn agents_claude_success() {
-    let (o, fake) = scenario("claude", "success", claude_stream_json, vec![Reply::text("PONG-42")]).await;
+    let (o, fake) = scenario(
+        "claude",
+        "success",
+        claude_stream_json,
+        vec![Reply::text("PONG-42")],
+    )
+    .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
     let ev = o.events();
     assert_eq!(ev[0]["type"], "system");
     assert_eq!(ev[0]["subtype"], "init");
-    let real: Vec<_> = o.events_of("assistant").into_iter().filter(|e| e["message"]["model"] != "<synthetic>").collect();
+    let real: Vec<_> = o
+        .events_of("assistant")
+        .into_iter()
+        .filter(|e| e["message"]["model"] != "<synthetic>")
+        .collect();
     assert_eq!(real.len(), 1, "{}", o.show());
     assert_eq!(assistant_text(&real[0]), "PONG-42");
     let result = &o.events_of("result")[0];
@@ -572,14 +727,27 @@ async fn agents_claude_success() {
 
 #[tokio::test]
 async fn agents_claude_overloaded() {
-    let (o, fake) = scenario("claude", "overloaded", claude_stream_json, vec![Reply::anthropic_overloaded()]).await;
+    let (o, fake) = scenario(
+        "claude",
+        "overloaded",
+        claude_stream_json,
+        vec![Reply::anthropic_overloaded()],
+    )
+    .await;
     let e = claude_api_error(&o);
     assert_eq!(e["api_error_status"], 529);
     assert_eq!(e["api_error_type"], "overloaded_error");
     assert_eq!(e["error"], "server_error");
-    assert!(assistant_text(&e).starts_with("API Error: 529 Overloaded."), "{}", o.show());
+    assert!(
+        assistant_text(&e).starts_with("API Error: 529 Overloaded."),
+        "{}",
+        o.show()
+    );
     assert_eq!(fake.model_calls(), 1);
-    assert!(o.events_of("system").iter().all(|e| e["subtype"] != "api_retry"));
+    assert!(o
+        .events_of("system")
+        .iter()
+        .all(|e| e["subtype"] != "api_retry"));
 }
 
 #[tokio::test]
@@ -590,11 +758,19 @@ async fn agents_claude_overloaded_twice_own_retries() {
         "claude",
         "overloaded_twice_own_retries",
         |d, b| claude_stream_json(d, b).with_env("CLAUDE_CODE_MAX_RETRIES", "2"),
-        vec![Reply::anthropic_overloaded(), Reply::anthropic_overloaded(), Reply::text("PONG-42")],
+        vec![
+            Reply::anthropic_overloaded(),
+            Reply::anthropic_overloaded(),
+            Reply::text("PONG-42"),
+        ],
     )
     .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
-    let retries: Vec<_> = o.events_of("system").into_iter().filter(|e| e["subtype"] == "api_retry").collect();
+    let retries: Vec<_> = o
+        .events_of("system")
+        .into_iter()
+        .filter(|e| e["subtype"] == "api_retry")
+        .collect();
     assert_eq!(retries.len(), 2, "{}", o.show());
     for (i, r) in retries.iter().enumerate() {
         assert_eq!(r["attempt"], i as u64 + 1);
@@ -609,19 +785,35 @@ async fn agents_claude_overloaded_twice_own_retries() {
 
 #[tokio::test]
 async fn agents_claude_rate_limit_with_reset() {
-    let (o, fake) = scenario("claude", "rate_limit", claude_stream_json, vec![Reply::anthropic_rate_limit(3600)]).await;
+    let (o, fake) = scenario(
+        "claude",
+        "rate_limit",
+        claude_stream_json,
+        vec![Reply::anthropic_rate_limit(3600)],
+    )
+    .await;
     let e = claude_api_error(&o);
     assert_eq!(e["api_error_status"], 429);
     assert_eq!(e["api_error_type"], "rate_limit_error");
     assert_eq!(e["error"], "rate_limit");
     // The reset time is not in the output: only the message.
-    assert!(assistant_text(&e).contains("Request rejected (429)"), "{}", o.show());
+    assert!(
+        assistant_text(&e).contains("Request rejected (429)"),
+        "{}",
+        o.show()
+    );
     assert_eq!(fake.model_calls(), 1);
 }
 
 #[tokio::test]
 async fn agents_claude_invalid_key() {
-    let (o, _) = scenario("claude", "invalid_key", claude_stream_json, vec![Reply::anthropic_auth()]).await;
+    let (o, _) = scenario(
+        "claude",
+        "invalid_key",
+        claude_stream_json,
+        vec![Reply::anthropic_auth()],
+    )
+    .await;
     let e = claude_api_error(&o);
     assert_eq!(e["api_error_status"], 401);
     assert_eq!(e["api_error_type"], "authentication_error");
@@ -638,16 +830,30 @@ async fn agents_claude_text_then_error() {
         "claude",
         "text_then_error",
         claude_stream_json,
-        vec![text_then_error("PARTIAL-TEXT ", Reply::anthropic_stream_error_body()), Reply::anthropic_overloaded()],
+        vec![
+            text_then_error("PARTIAL-TEXT ", Reply::anthropic_stream_error_body()),
+            Reply::anthropic_overloaded(),
+        ],
     )
     .await;
     let e = claude_api_error(&o);
     assert_eq!(e["api_error_status"], 529);
     assert!(!o.stdout.contains("PARTIAL-TEXT"), "{}", o.show());
-    let calls: Vec<_> = fake.requests().into_iter().filter(|r| r.model_call).collect();
+    let calls: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.model_call)
+        .collect();
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0].json().unwrap()["stream"], true);
-    assert!(calls[1].json().unwrap().get("stream").map_or(true, |s| s == false), "the retry is non-streaming");
+    assert!(
+        calls[1]
+            .json()
+            .unwrap()
+            .get("stream")
+            .map_or(true, |s| s == false),
+        "the retry is non-streaming"
+    );
 }
 
 #[tokio::test]
@@ -656,7 +862,10 @@ async fn agents_claude_text_then_error_partial() {
         "claude",
         "text_then_error_partial",
         claude_stream_json_partial,
-        vec![text_then_error("PARTIAL-TEXT ", Reply::anthropic_stream_error_body()), Reply::anthropic_overloaded()],
+        vec![
+            text_then_error("PARTIAL-TEXT ", Reply::anthropic_stream_error_body()),
+            Reply::anthropic_overloaded(),
+        ],
     )
     .await;
     claude_api_error(&o);
@@ -664,11 +873,20 @@ async fn agents_claude_text_then_error_partial() {
         .events_of("stream_event")
         .into_iter()
         .filter(|e| e["event"]["type"] == "content_block_delta")
-        .map(|e| e["event"]["delta"]["text"].as_str().unwrap_or_default().to_string())
+        .map(|e| {
+            e["event"]["delta"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
         .collect();
     assert_eq!(deltas, vec!["PARTIAL-TEXT "], "{}", o.show());
     // Claude Code closes the abandoned message itself.
-    let stop = o.events_of("stream_event").into_iter().find(|e| e["event"]["type"] == "message_stop").expect("message_stop");
+    let stop = o
+        .events_of("stream_event")
+        .into_iter()
+        .find(|e| e["event"]["type"] == "message_stop")
+        .expect("message_stop");
     assert!(stop.get("abandoned_blocks").is_some(), "{stop}");
     assert_eq!(fake.model_calls(), 2);
 }
@@ -681,7 +899,10 @@ async fn agents_claude_text_then_cut_recovers() {
         "claude",
         "text_then_cut_recovers",
         claude_stream_json,
-        vec![text_then_error("PARTIAL-TEXT ", String::new()), Reply::text("PONG-42")],
+        vec![
+            text_then_error("PARTIAL-TEXT ", String::new()),
+            Reply::text("PONG-42"),
+        ],
     )
     .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
@@ -692,17 +913,32 @@ async fn agents_claude_text_then_cut_recovers() {
 
 #[tokio::test]
 async fn agents_claude_unknown_500() {
-    let (o, _) = scenario("claude", "unknown_500", claude_stream_json, vec![Reply::unknown_500()]).await;
+    let (o, _) = scenario(
+        "claude",
+        "unknown_500",
+        claude_stream_json,
+        vec![Reply::unknown_500()],
+    )
+    .await;
     let e = claude_api_error(&o);
     assert_eq!(e["api_error_status"], 500);
     assert!(e.get("api_error_type").is_none(), "{e}");
     assert_eq!(e["error"], "server_error");
-    assert!(assistant_text(&e).contains("zork-17 flux capacitor"), "the body is quoted: {e}");
+    assert!(
+        assistant_text(&e).contains("zork-17 flux capacitor"),
+        "the body is quoted: {e}"
+    );
 }
 
 #[tokio::test]
 async fn agents_claude_teapot() {
-    let (o, _) = scenario("claude", "teapot_418", claude_stream_json, vec![Reply::teapot()]).await;
+    let (o, _) = scenario(
+        "claude",
+        "teapot_418",
+        claude_stream_json,
+        vec![Reply::teapot()],
+    )
+    .await;
     let e = claude_api_error(&o);
     assert_eq!(e["api_error_status"], 418);
     assert_eq!(e["error"], "unknown");
@@ -718,8 +954,19 @@ fn codex_failure(o: &Outcome) -> String {
     let errors = o.events_of("error");
     let msg = failed[0]["error"]["message"].as_str().unwrap().to_string();
     // The last `error` event repeats the turn.failed message.
-    assert_eq!(errors.last().unwrap()["message"], msg.as_str(), "{}", o.show());
-    assert!(o.events_of("item.completed").iter().all(|e| e["item"]["type"] != "agent_message"), "{}", o.show());
+    assert_eq!(
+        errors.last().unwrap()["message"],
+        msg.as_str(),
+        "{}",
+        o.show()
+    );
+    assert!(
+        o.events_of("item.completed")
+            .iter()
+            .all(|e| e["item"]["type"] != "agent_message"),
+        "{}",
+        o.show()
+    );
     msg
 }
 
@@ -727,8 +974,22 @@ fn codex_failure(o: &Outcome) -> String {
 async fn agents_codex_success() {
     let (o, fake) = scenario("codex", "success", codex_json, vec![Reply::text("PONG-42")]).await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
-    let types: Vec<String> = o.events().iter().map(|e| e["type"].as_str().unwrap_or_default().to_string()).collect();
-    assert_eq!(types, ["thread.started", "turn.started", "item.completed", "turn.completed"], "{}", o.show());
+    let types: Vec<String> = o
+        .events()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "thread.started",
+            "turn.started",
+            "item.completed",
+            "turn.completed"
+        ],
+        "{}",
+        o.show()
+    );
     let item = &o.events_of("item.completed")[0]["item"];
     assert_eq!(item["type"], "agent_message");
     assert_eq!(item["text"], "PONG-42");
@@ -740,7 +1001,13 @@ async fn agents_codex_success() {
 
 #[tokio::test]
 async fn agents_codex_overloaded() {
-    let (o, fake) = scenario("codex", "overloaded", codex_json, vec![Reply::openai_overloaded()]).await;
+    let (o, fake) = scenario(
+        "codex",
+        "overloaded",
+        codex_json,
+        vec![Reply::openai_overloaded()],
+    )
+    .await;
     let msg = codex_failure(&o);
     assert!(msg.starts_with("unexpected status 503 Service Unavailable: The server is overloaded or not ready yet., url: http://127.0.0.1:"), "{msg}");
     assert_eq!(fake.model_calls(), 1);
@@ -754,14 +1021,28 @@ async fn agents_codex_overloaded_twice_own_retries() {
         "codex",
         "overloaded_twice_own_retries",
         |d, b| codex_json_with_retries(d, b, 0, 2),
-        vec![Reply::openai_overloaded(), Reply::openai_overloaded(), Reply::text("PONG-42")],
+        vec![
+            Reply::openai_overloaded(),
+            Reply::openai_overloaded(),
+            Reply::text("PONG-42"),
+        ],
     )
     .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
-    let banners: Vec<String> = o.events_of("error").iter().map(|e| e["message"].as_str().unwrap().to_string()).collect();
+    let banners: Vec<String> = o
+        .events_of("error")
+        .iter()
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(banners.len(), 2, "{}", o.show());
-    assert!(banners[0].starts_with("Reconnecting... 1/2 (unexpected status 503"), "{banners:?}");
-    assert!(banners[1].starts_with("Reconnecting... 2/2 (unexpected status 503"), "{banners:?}");
+    assert!(
+        banners[0].starts_with("Reconnecting... 1/2 (unexpected status 503"),
+        "{banners:?}"
+    );
+    assert!(
+        banners[1].starts_with("Reconnecting... 2/2 (unexpected status 503"),
+        "{banners:?}"
+    );
     assert_eq!(o.events_of("item.completed")[0]["item"]["text"], "PONG-42");
     assert_eq!(fake.model_calls(), 3);
 }
@@ -773,7 +1054,11 @@ async fn agents_codex_request_retries_are_silent() {
         "codex",
         "overloaded_twice_request_retries",
         |d, b| codex_json_with_retries(d, b, 2, 0),
-        vec![Reply::openai_overloaded(), Reply::openai_overloaded(), Reply::text("PONG-42")],
+        vec![
+            Reply::openai_overloaded(),
+            Reply::openai_overloaded(),
+            Reply::text("PONG-42"),
+        ],
     )
     .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
@@ -783,23 +1068,44 @@ async fn agents_codex_request_retries_are_silent() {
 
 #[tokio::test]
 async fn agents_codex_rate_limit_with_reset() {
-    let (o, _) = scenario("codex", "rate_limit", codex_json, vec![Reply::openai_rate_limit(3600)]).await;
+    let (o, _) = scenario(
+        "codex",
+        "rate_limit",
+        codex_json,
+        vec![Reply::openai_rate_limit(3600)],
+    )
+    .await;
     let msg = codex_failure(&o);
     // Neither the reset nor the body is in the output.
-    assert_eq!(msg, "exceeded retry limit, last status: 429 Too Many Requests");
+    assert_eq!(
+        msg,
+        "exceeded retry limit, last status: 429 Too Many Requests"
+    );
 }
 
 #[tokio::test]
 async fn agents_codex_quota() {
     let (o, _) = scenario("codex", "quota", codex_json, vec![Reply::openai_quota()]).await;
-    assert_eq!(codex_failure(&o), "Quota exceeded. Check your plan and billing details.");
+    assert_eq!(
+        codex_failure(&o),
+        "Quota exceeded. Check your plan and billing details."
+    );
 }
 
 #[tokio::test]
 async fn agents_codex_invalid_key() {
-    let (o, _) = scenario("codex", "invalid_key", codex_json, vec![Reply::openai_auth()]).await;
+    let (o, _) = scenario(
+        "codex",
+        "invalid_key",
+        codex_json,
+        vec![Reply::openai_auth()],
+    )
+    .await;
     let msg = codex_failure(&o);
-    assert!(msg.starts_with("unexpected status 401 Unauthorized: Incorrect API key provided"), "{msg}");
+    assert!(
+        msg.starts_with("unexpected status 401 Unauthorized: Incorrect API key provided"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
@@ -808,34 +1114,67 @@ async fn agents_codex_text_then_error() {
         "codex",
         "text_then_error",
         codex_json,
-        vec![text_then_error("PARTIAL-TEXT ", Reply::openai_stream_error_body())],
+        vec![text_then_error(
+            "PARTIAL-TEXT ",
+            Reply::openai_stream_error_body(),
+        )],
     )
     .await;
     let msg = codex_failure(&o);
-    assert_eq!(msg, "stream disconnected before completion: The server had an error processing your request.");
-    assert!(!o.stdout.contains("PARTIAL-TEXT"), "streamed text is not printed: {}", o.show());
+    assert_eq!(
+        msg,
+        "stream disconnected before completion: The server had an error processing your request."
+    );
+    assert!(
+        !o.stdout.contains("PARTIAL-TEXT"),
+        "streamed text is not printed: {}",
+        o.show()
+    );
     assert_eq!(fake.model_calls(), 1);
 }
 
 #[tokio::test]
 async fn agents_codex_text_then_cut() {
-    let (o, _) = scenario("codex", "text_then_cut", codex_json, vec![text_then_error("PARTIAL-TEXT ", String::new())]).await;
+    let (o, _) = scenario(
+        "codex",
+        "text_then_cut",
+        codex_json,
+        vec![text_then_error("PARTIAL-TEXT ", String::new())],
+    )
+    .await;
     let msg = codex_failure(&o);
-    assert!(msg.starts_with("stream disconnected before completion"), "{msg}");
+    assert!(
+        msg.starts_with("stream disconnected before completion"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
 async fn agents_codex_unknown_500() {
-    let (o, _) = scenario("codex", "unknown_500", codex_json, vec![Reply::unknown_500()]).await;
+    let (o, _) = scenario(
+        "codex",
+        "unknown_500",
+        codex_json,
+        vec![Reply::unknown_500()],
+    )
+    .await;
     // Codex words every 500 as high demand; the body and status are gone.
-    assert_eq!(codex_failure(&o), "We\u{2019}re currently experiencing high demand, which may cause temporary errors.");
+    assert_eq!(
+        codex_failure(&o),
+        "We\u{2019}re currently experiencing high demand, which may cause temporary errors."
+    );
 }
 
 #[tokio::test]
 async fn agents_codex_teapot() {
     let (o, _) = scenario("codex", "teapot_418", codex_json, vec![Reply::teapot()]).await;
     let msg = codex_failure(&o);
-    assert!(msg.starts_with("unexpected status 418 I'm a teapot: {\"message\":\"I'm a teapot\"}, url: "), "{msg}");
+    assert!(
+        msg.starts_with(
+            "unexpected status 418 I'm a teapot: {\"message\":\"I'm a teapot\"}, url: "
+        ),
+        "{msg}"
+    );
 }
 
 // ---- Gemini CLI (headless stream-json) ----
@@ -849,37 +1188,70 @@ fn gemini_result(o: &Outcome) -> Value {
 /// A failed call: exit = HTTP status mod 256, a `result` with status
 /// "error" and error.type "unknown".
 fn gemini_failure(o: &Outcome, status: u16) -> String {
-    assert_eq!(o.exit, Some((status % 256) as i32), "Gemini CLI exits with the HTTP status mod 256\n{}", o.show());
+    assert_eq!(
+        o.exit,
+        Some((status % 256) as i32),
+        "Gemini CLI exits with the HTTP status mod 256\n{}",
+        o.show()
+    );
     let r = gemini_result(o);
     assert_eq!(r["status"], "error", "{}", o.show());
     assert_eq!(r["error"]["type"], "unknown", "{}", o.show());
-    assert!(o.events_of("message").iter().all(|m| m["role"] != "assistant"), "{}", o.show());
+    assert!(
+        o.events_of("message")
+            .iter()
+            .all(|m| m["role"] != "assistant"),
+        "{}",
+        o.show()
+    );
     r["error"]["message"].as_str().unwrap().to_string()
 }
 
 #[tokio::test]
 async fn agents_gemini_success() {
-    let (o, fake) = scenario("gemini", "success", gemini_stream_json, vec![Reply::text("PONG-42")]).await;
+    let (o, fake) = scenario(
+        "gemini",
+        "success",
+        gemini_stream_json,
+        vec![Reply::text("PONG-42")],
+    )
+    .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
     let ev = o.events();
     assert_eq!(ev[0]["type"], "init");
     assert_eq!(ev[0]["model"], "gemini-2.5-flash");
-    let answers: Vec<_> = o.events_of("message").into_iter().filter(|m| m["role"] == "assistant").collect();
+    let answers: Vec<_> = o
+        .events_of("message")
+        .into_iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
     assert_eq!(answers.len(), 1, "{}", o.show());
     assert_eq!(answers[0]["content"], "PONG-42");
     assert_eq!(answers[0]["delta"], true);
     assert_eq!(gemini_result(&o)["status"], "success");
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 1, "{reqs:?}");
-    assert_eq!(reqs[0].path, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+    assert_eq!(
+        reqs[0].path,
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    );
     assert_eq!(reqs[0].header("x-goog-api-key"), Some(base_key()));
 }
 
 #[tokio::test]
 async fn agents_gemini_overloaded() {
-    let (o, fake) = scenario("gemini", "overloaded", gemini_stream_json, vec![Reply::gemini_overloaded()]).await;
+    let (o, fake) = scenario(
+        "gemini",
+        "overloaded",
+        gemini_stream_json,
+        vec![Reply::gemini_overloaded()],
+    )
+    .await;
     let msg = gemini_failure(&o, 503);
-    assert_eq!(msg, "[API Error: The model is overloaded. Please try again later.]");
+    assert_eq!(
+        msg,
+        "[API Error: The model is overloaded. Please try again later.]"
+    );
     assert!(o.stderr.contains("Attempt 1 failed: The model is overloaded. Please try again later.. Max attempts reached"), "{}", o.show());
     assert!(o.stderr.contains("RetryableQuotaError"), "{}", o.show());
     assert_eq!(fake.model_calls(), 1);
@@ -897,22 +1269,42 @@ async fn agents_gemini_overloaded_once_own_retries() {
     )
     .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
-    assert!(o.stderr.contains("Attempt 1 failed with status 503. Retrying with backoff..."), "{}", o.show());
+    assert!(
+        o.stderr
+            .contains("Attempt 1 failed with status 503. Retrying with backoff..."),
+        "{}",
+        o.show()
+    );
     assert!(!o.stdout.contains("Retrying"), "{}", o.show());
     assert_eq!(fake.model_calls(), 2);
 }
 
 #[tokio::test]
 async fn agents_gemini_daily_quota() {
-    let (o, _) = scenario("gemini", "quota_daily", gemini_stream_json, vec![Reply::gemini_quota(3600, true)]).await;
+    let (o, _) = scenario(
+        "gemini",
+        "quota_daily",
+        gemini_stream_json,
+        vec![Reply::gemini_quota(3600, true)],
+    )
+    .await;
     let msg = gemini_failure(&o, 429);
-    assert!(msg.starts_with("[API Error: You have exhausted your daily quota on this model.]"), "{msg}");
+    assert!(
+        msg.starts_with("[API Error: You have exhausted your daily quota on this model.]"),
+        "{msg}"
+    );
     assert!(o.stderr.contains("TerminalQuotaError"), "{}", o.show());
 }
 
 #[tokio::test]
 async fn agents_gemini_rate_limit_with_retry_info() {
-    let (o, _) = scenario("gemini", "rate_limit_retry_info", gemini_stream_json, vec![Reply::gemini_quota(30, false)]).await;
+    let (o, _) = scenario(
+        "gemini",
+        "rate_limit_retry_info",
+        gemini_stream_json,
+        vec![Reply::gemini_quota(30, false)],
+    )
+    .await;
     let msg = gemini_failure(&o, 429);
     // The RetryInfo delay is in the message.
     assert!(msg.contains("Suggested retry after 30s."), "{msg}");
@@ -921,15 +1313,30 @@ async fn agents_gemini_rate_limit_with_retry_info() {
 
 #[tokio::test]
 async fn agents_gemini_invalid_key() {
-    let (o, _) = scenario("gemini", "invalid_key", gemini_stream_json, vec![Reply::gemini_auth()]).await;
+    let (o, _) = scenario(
+        "gemini",
+        "invalid_key",
+        gemini_stream_json,
+        vec![Reply::gemini_auth()],
+    )
+    .await;
     let msg = gemini_failure(&o, 400);
-    assert!(msg.starts_with("[API Error: {\"error\":{\"code\":400,\"message\":\"API key not valid."), "the body is quoted whole: {msg}");
+    assert!(
+        msg.starts_with("[API Error: {\"error\":{\"code\":400,\"message\":\"API key not valid."),
+        "the body is quoted whole: {msg}"
+    );
     assert!(msg.contains("API_KEY_INVALID"), "{msg}");
 }
 
 #[tokio::test]
 async fn agents_gemini_unauthenticated_401() {
-    let (o, _) = scenario("gemini", "unauthenticated_401", gemini_stream_json, vec![Reply::gemini_unauthenticated()]).await;
+    let (o, _) = scenario(
+        "gemini",
+        "unauthenticated_401",
+        gemini_stream_json,
+        vec![Reply::gemini_unauthenticated()],
+    )
+    .await;
     let msg = gemini_failure(&o, 401);
     assert!(msg.contains("UNAUTHENTICATED"), "{msg}");
 }
@@ -942,17 +1349,27 @@ async fn agents_gemini_text_then_error() {
         "gemini",
         "text_then_error",
         gemini_stream_json,
-        vec![text_then_error("PARTIAL-TEXT ", Reply::gemini_stream_error_body())],
+        vec![text_then_error(
+            "PARTIAL-TEXT ",
+            Reply::gemini_stream_error_body(),
+        )],
     )
     .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
-    let answers: Vec<_> = o.events_of("message").into_iter().filter(|m| m["role"] == "assistant").collect();
+    let answers: Vec<_> = o
+        .events_of("message")
+        .into_iter()
+        .filter(|m| m["role"] == "assistant")
+        .collect();
     assert_eq!(answers.len(), 1);
     assert_eq!(answers[0]["content"], "PARTIAL-TEXT ");
     let errors = o.events_of("error");
     assert_eq!(errors.len(), 1, "{}", o.show());
     assert_eq!(errors[0]["severity"], "error");
-    assert_eq!(errors[0]["message"], "Model stream ended without a finish reason.");
+    assert_eq!(
+        errors[0]["message"],
+        "Model stream ended without a finish reason."
+    );
     let r = gemini_result(&o);
     assert_eq!(r["status"], "error");
     assert!(r.get("error").is_none(), "{r}");
@@ -961,19 +1378,41 @@ async fn agents_gemini_text_then_error() {
 
 #[tokio::test]
 async fn agents_gemini_unknown_500() {
-    let (o, _) = scenario("gemini", "unknown_500", gemini_stream_json, vec![Reply::unknown_500()]).await;
-    assert_eq!(gemini_failure(&o, 500), "[API Error: {\"weird\":\"zork-17 flux capacitor\"}]");
+    let (o, _) = scenario(
+        "gemini",
+        "unknown_500",
+        gemini_stream_json,
+        vec![Reply::unknown_500()],
+    )
+    .await;
+    assert_eq!(
+        gemini_failure(&o, 500),
+        "[API Error: {\"weird\":\"zork-17 flux capacitor\"}]"
+    );
 }
 
 #[tokio::test]
 async fn agents_gemini_teapot() {
-    let (o, _) = scenario("gemini", "teapot_418", gemini_stream_json, vec![Reply::teapot()]).await;
-    assert_eq!(gemini_failure(&o, 418), "[API Error: {\"message\":\"I'm a teapot\"}]");
+    let (o, _) = scenario(
+        "gemini",
+        "teapot_418",
+        gemini_stream_json,
+        vec![Reply::teapot()],
+    )
+    .await;
+    assert_eq!(
+        gemini_failure(&o, 418),
+        "[API Error: {\"message\":\"I'm a teapot\"}]"
+    );
 }
 
 // ---- Gemini CLI as an ACP agent ----
 
-async fn acp_scenario(name: &str, script: Vec<Reply>, permission: Option<&str>) -> (AcpRun, FakeProvider) {
+async fn acp_scenario(
+    name: &str,
+    script: Vec<Reply>,
+    permission: Option<&str>,
+) -> (AcpRun, FakeProvider) {
     let fake = FakeProvider::start().await;
     for r in script {
         fake.push(r);
@@ -981,35 +1420,75 @@ async fn acp_scenario(name: &str, script: Vec<Reply>, permission: Option<&str>) 
     let dir = tempfile::tempdir().unwrap();
     let s = gemini_acp(dir.path(), &fake.base_url());
     let run = run_acp(&s, "Answer with the word PONG.", permission).await;
-    eprintln!("gemini-acp/{name}: exit {:?} in {:?}, {} model call(s)", run.exit, run.elapsed, fake.model_calls());
-    write_sample("gemini-acp", name, dir.path(), &fake.base_url(), &run.transcript_text(), &run.stderr, run.exit);
+    eprintln!(
+        "gemini-acp/{name}: exit {:?} in {:?}, {} model call(s)",
+        run.exit,
+        run.elapsed,
+        fake.model_calls()
+    );
+    write_sample(
+        "gemini-acp",
+        name,
+        dir.path(),
+        &fake.base_url(),
+        &run.transcript_text(),
+        &run.stderr,
+        run.exit,
+    );
     (run, fake)
 }
 
 fn acp_handshake(run: &AcpRun) {
-    let init = run.transcript.iter().find(|(d, m)| *d == '<' && m["id"] == 1).expect("initialize answered");
+    let init = run
+        .transcript
+        .iter()
+        .find(|(d, m)| *d == '<' && m["id"] == 1)
+        .expect("initialize answered");
     assert_eq!(init.1["result"]["protocolVersion"], 1, "{}", run.show());
     assert_eq!(init.1["result"]["agentInfo"]["name"], "gemini-cli");
-    let new = run.transcript.iter().find(|(d, m)| *d == '<' && m["id"] == 2).expect("session/new answered");
+    let new = run
+        .transcript
+        .iter()
+        .find(|(d, m)| *d == '<' && m["id"] == 2)
+        .expect("session/new answered");
     assert!(new.1["result"]["sessionId"].is_string(), "{}", run.show());
 }
 
 fn acp_error(run: &AcpRun) -> (i64, String) {
     acp_handshake(run);
     let e = &run.prompt_response["error"];
-    assert!(e.is_object(), "session/prompt answers with a JSON-RPC error\n{}", run.show());
-    assert!(run.updates_of("agent_message_chunk").is_empty(), "{}", run.show());
-    (e["code"].as_i64().unwrap(), e["message"].as_str().unwrap().to_string())
+    assert!(
+        e.is_object(),
+        "session/prompt answers with a JSON-RPC error\n{}",
+        run.show()
+    );
+    assert!(
+        run.updates_of("agent_message_chunk").is_empty(),
+        "{}",
+        run.show()
+    );
+    (
+        e["code"].as_i64().unwrap(),
+        e["message"].as_str().unwrap().to_string(),
+    )
 }
 
 #[tokio::test]
 async fn agents_gemini_acp_success() {
     let (run, _) = acp_scenario("success", vec![Reply::text("PONG-42")], None).await;
     acp_handshake(&run);
-    assert_eq!(run.prompt_response["result"]["stopReason"], "end_turn", "{}", run.show());
+    assert_eq!(
+        run.prompt_response["result"]["stopReason"],
+        "end_turn",
+        "{}",
+        run.show()
+    );
     let chunks = run.updates_of("agent_message_chunk");
     assert_eq!(chunks.len(), 1, "{}", run.show());
-    assert_eq!(chunks[0]["content"], json!({"type":"text","text":"PONG-42"}));
+    assert_eq!(
+        chunks[0]["content"],
+        json!({"type":"text","text":"PONG-42"})
+    );
     assert_eq!(run.exit, Some(0), "exits 0 at stdin EOF\n{}", run.show());
 }
 
@@ -1017,13 +1496,25 @@ async fn agents_gemini_acp_success() {
 async fn agents_gemini_acp_overloaded() {
     let (run, _) = acp_scenario("overloaded", vec![Reply::gemini_overloaded()], None).await;
     // The JSON-RPC error code IS the HTTP status.
-    assert_eq!(acp_error(&run), (503, "The model is overloaded. Please try again later.".to_string()));
+    assert_eq!(
+        acp_error(&run),
+        (
+            503,
+            "The model is overloaded. Please try again later.".to_string()
+        )
+    );
 }
 
 #[tokio::test]
 async fn agents_gemini_acp_daily_quota() {
     let (run, _) = acp_scenario("quota_daily", vec![Reply::gemini_quota(3600, true)], None).await;
-    assert_eq!(acp_error(&run), (429, "You have exhausted your daily quota on this model.".to_string()));
+    assert_eq!(
+        acp_error(&run),
+        (
+            429,
+            "You have exhausted your daily quota on this model.".to_string()
+        )
+    );
 }
 
 #[tokio::test]
@@ -1031,15 +1522,31 @@ async fn agents_gemini_acp_invalid_key() {
     let (run, _) = acp_scenario("invalid_key", vec![Reply::gemini_auth()], None).await;
     let (code, msg) = acp_error(&run);
     assert_eq!(code, 400);
-    assert!(msg.contains("API_KEY_INVALID"), "the body is the message: {msg}");
+    assert!(
+        msg.contains("API_KEY_INVALID"),
+        "the body is the message: {msg}"
+    );
 }
 
 #[tokio::test]
 async fn agents_gemini_acp_text_then_error() {
     // No error at all: the partial text, then stopReason end_turn.
-    let (run, _) = acp_scenario("text_then_error", vec![text_then_error("PARTIAL-TEXT ", Reply::gemini_stream_error_body())], None).await;
+    let (run, _) = acp_scenario(
+        "text_then_error",
+        vec![text_then_error(
+            "PARTIAL-TEXT ",
+            Reply::gemini_stream_error_body(),
+        )],
+        None,
+    )
+    .await;
     acp_handshake(&run);
-    assert_eq!(run.prompt_response["result"]["stopReason"], "end_turn", "{}", run.show());
+    assert_eq!(
+        run.prompt_response["result"]["stopReason"],
+        "end_turn",
+        "{}",
+        run.show()
+    );
     let chunks = run.updates_of("agent_message_chunk");
     assert_eq!(chunks.len(), 1, "{}", run.show());
     assert_eq!(chunks[0]["content"]["text"], "PARTIAL-TEXT ");
@@ -1048,13 +1555,19 @@ async fn agents_gemini_acp_text_then_error() {
 #[tokio::test]
 async fn agents_gemini_acp_unknown_500() {
     let (run, _) = acp_scenario("unknown_500", vec![Reply::unknown_500()], None).await;
-    assert_eq!(acp_error(&run), (500, "{\"weird\":\"zork-17 flux capacitor\"}".to_string()));
+    assert_eq!(
+        acp_error(&run),
+        (500, "{\"weird\":\"zork-17 flux capacitor\"}".to_string())
+    );
 }
 
 #[tokio::test]
 async fn agents_gemini_acp_teapot() {
     let (run, _) = acp_scenario("teapot_418", vec![Reply::teapot()], None).await;
-    assert_eq!(acp_error(&run), (418, "{\"message\":\"I'm a teapot\"}".to_string()));
+    assert_eq!(
+        acp_error(&run),
+        (418, "{\"message\":\"I'm a teapot\"}".to_string())
+    );
 }
 
 #[tokio::test]
@@ -1066,7 +1579,10 @@ async fn agents_gemini_acp_tool_permission_denied() {
     let (run, fake) = acp_scenario(
         "tool_permission_cancelled",
         vec![
-            Reply::ToolCall { name: "run_shell_command".into(), args: json!({"command":"touch made-by-agent.txt","description":"make a file"}) },
+            Reply::ToolCall {
+                name: "run_shell_command".into(),
+                args: json!({"command":"touch made-by-agent.txt","description":"make a file"}),
+            },
             Reply::text("PONG-42"),
         ],
         None,
@@ -1076,7 +1592,12 @@ async fn agents_gemini_acp_tool_permission_denied() {
     let perms = run.requests_from_agent("session/request_permission");
     assert_eq!(perms.len(), 1, "{}", run.show());
     let p = &perms[0]["params"];
-    let kinds: Vec<&str> = p["options"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = p["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["allow_always", "allow_once", "reject_once"]);
     assert_eq!(p["toolCall"]["status"], "pending");
     assert_eq!(p["toolCall"]["kind"], "execute");
@@ -1090,7 +1611,10 @@ async fn agents_gemini_acp_tool_allowed() {
     let (run, fake) = acp_scenario(
         "tool_allowed",
         vec![
-            Reply::ToolCall { name: "run_shell_command".into(), args: json!({"command":"echo made-by-agent","description":"print"}) },
+            Reply::ToolCall {
+                name: "run_shell_command".into(),
+                args: json!({"command":"echo made-by-agent","description":"print"}),
+            },
             Reply::text("PONG-42"),
         ],
         Some("proceed_once"),
@@ -1101,8 +1625,15 @@ async fn agents_gemini_acp_tool_allowed() {
     assert_eq!(calls.len(), 1, "{}", run.show());
     assert_eq!(calls[0]["kind"], "execute");
     let updates = run.updates_of("tool_call_update");
-    assert!(updates.iter().any(|u| u["status"] == "completed"), "{}", run.show());
-    assert_eq!(run.updates_of("agent_message_chunk")[0]["content"]["text"], "PONG-42");
+    assert!(
+        updates.iter().any(|u| u["status"] == "completed"),
+        "{}",
+        run.show()
+    );
+    assert_eq!(
+        run.updates_of("agent_message_chunk")[0]["content"]["text"],
+        "PONG-42"
+    );
     assert_eq!(fake.model_calls(), 2);
 }
 
@@ -1118,14 +1649,39 @@ async fn agents_claude_tool_call_denied() {
         "tool_call_denied",
         claude_stream_json,
         vec![
-            Reply::ToolCall { name: "Bash".into(), args: json!({"command":"touch made-by-agent.txt","description":"make a file"}) },
+            Reply::ToolCall {
+                name: "Bash".into(),
+                args: json!({"command":"touch made-by-agent.txt","description":"make a file"}),
+            },
             Reply::text("PONG-42"),
         ],
     )
     .await;
     assert_eq!(o.exit, Some(0), "{}", o.show());
-    let types: Vec<String> = o.events().iter().map(|e| format!("{}/{}", e["type"].as_str().unwrap_or(""), e["subtype"].as_str().unwrap_or(""))).collect();
-    assert_eq!(types, ["system/init", "assistant/", "system/permission_denied", "user/", "assistant/", "result/success"], "{}", o.show());
+    let types: Vec<String> = o
+        .events()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}/{}",
+                e["type"].as_str().unwrap_or(""),
+                e["subtype"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "system/init",
+            "assistant/",
+            "system/permission_denied",
+            "user/",
+            "assistant/",
+            "result/success"
+        ],
+        "{}",
+        o.show()
+    );
     let ev = o.events();
     assert_eq!(ev[1]["message"]["content"][0]["type"], "tool_use");
     assert_eq!(ev[1]["message"]["content"][0]["name"], "Bash");
@@ -1146,7 +1702,10 @@ async fn agents_codex_tool_call() {
         "tool_call",
         codex_json,
         vec![
-            Reply::ToolCall { name: "exec_command".into(), args: json!({"cmd":"echo made-by-agent"}) },
+            Reply::ToolCall {
+                name: "exec_command".into(),
+                args: json!({"cmd":"echo made-by-agent"}),
+            },
             Reply::text("PONG-42"),
         ],
     )
@@ -1155,7 +1714,10 @@ async fn agents_codex_tool_call() {
     let started = o.events_of("item.started");
     assert_eq!(started.len(), 1, "{}", o.show());
     assert_eq!(started[0]["item"]["type"], "command_execution");
-    assert_eq!(started[0]["item"]["command"], "/bin/bash -lc 'echo made-by-agent'");
+    assert_eq!(
+        started[0]["item"]["command"],
+        "/bin/bash -lc 'echo made-by-agent'"
+    );
     assert_eq!(started[0]["item"]["status"], "in_progress");
     let done = o.events_of("item.completed");
     assert_eq!(done[0]["item"]["type"], "command_execution");
@@ -1179,13 +1741,22 @@ async fn agents_claude_hang_times_out() {
     )
     .await;
     let e = claude_api_error(&o);
-    assert!(assistant_text(&e).starts_with("Request timed out."), "{}", o.show());
+    assert!(
+        assistant_text(&e).starts_with("Request timed out."),
+        "{}",
+        o.show()
+    );
     assert!(e["api_error_status"].is_null(), "{e}");
     assert!(o.elapsed >= Duration::from_secs(3), "{:?}", o.elapsed);
     assert_eq!(fake.model_calls(), 1);
 }
 
-async fn hang_probe(cli: &str, name: &str, setup: impl FnOnce(&Path, &str) -> AgentSetup, reply: Reply) -> Outcome {
+async fn hang_probe(
+    cli: &str,
+    name: &str,
+    setup: impl FnOnce(&Path, &str) -> AgentSetup,
+    reply: Reply,
+) -> Outcome {
     let fake = FakeProvider::start().await;
     fake.push(reply);
     let dir = tempfile::tempdir().unwrap();
@@ -1196,7 +1767,15 @@ async fn hang_probe(cli: &str, name: &str, setup: impl FnOnce(&Path, &str) -> Ag
         Err(o) => o,
     };
     eprintln!("{cli}/{name}: exit {:?} in {:?}", o.exit, o.elapsed);
-    write_sample(cli, name, dir.path(), &fake.base_url(), &o.stdout, &o.stderr, o.exit);
+    write_sample(
+        cli,
+        name,
+        dir.path(),
+        &fake.base_url(),
+        &o.stdout,
+        &o.stderr,
+        o.exit,
+    );
     o
 }
 
@@ -1205,23 +1784,46 @@ async fn agents_codex_hang_waits_forever() {
     // No timeout covers a request that gets no response headers: still
     // waiting after 8 s (observed > 60 s), nothing printed after turn.started.
     let o = hang_probe("codex", "hang_no_headers", codex_json, Reply::Hang).await;
-    assert_eq!(o.exit, None, "still running, killed by the probe\n{}", o.show());
-    let types: Vec<String> = o.events().iter().map(|e| e["type"].as_str().unwrap_or("").to_string()).collect();
+    assert_eq!(
+        o.exit,
+        None,
+        "still running, killed by the probe\n{}",
+        o.show()
+    );
+    let types: Vec<String> = o
+        .events()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or("").to_string())
+        .collect();
     assert_eq!(types, ["thread.started", "turn.started"], "{}", o.show());
 }
 
 #[tokio::test]
 async fn agents_codex_stall_idle_timeout() {
     // Headers, then silence: stream_idle_timeout_ms applies.
-    let o = hang_probe("codex", "stall_idle_timeout", |d, b| codex_json_config(d, b, 0, 0, 2000), Reply::Stall).await;
+    let o = hang_probe(
+        "codex",
+        "stall_idle_timeout",
+        |d, b| codex_json_config(d, b, 0, 0, 2000),
+        Reply::Stall,
+    )
+    .await;
     assert_eq!(o.exit, Some(1), "{}", o.show());
     let msg = codex_failure(&o);
-    assert!(msg.starts_with("stream disconnected before completion"), "{msg}");
+    assert!(
+        msg.starts_with("stream disconnected before completion"),
+        "{msg}"
+    );
 }
 
 #[tokio::test]
 async fn agents_gemini_hang_waits_forever() {
     let o = hang_probe("gemini", "hang_no_headers", gemini_stream_json, Reply::Hang).await;
-    assert_eq!(o.exit, None, "still running, killed by the probe\n{}", o.show());
+    assert_eq!(
+        o.exit,
+        None,
+        "still running, killed by the probe\n{}",
+        o.show()
+    );
     assert!(o.events_of("result").is_empty(), "{}", o.show());
 }

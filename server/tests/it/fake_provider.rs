@@ -43,7 +43,11 @@ pub enum Reply {
     /// the request streams).
     Text(String),
     /// An HTTP error: status, extra headers, body as sent.
-    Error { status: u16, headers: Vec<(String, String)>, body: String },
+    Error {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
     /// Stream `text`, then fail: with `error_body` as an in-stream error event
     /// (Anthropic `event: error`, OpenAI `response.failed` carrying the body's
     /// `error` object, Gemini a `data: {"error":…}` chunk) and a close; with an
@@ -107,7 +111,9 @@ impl Drop for FakeProvider {
 impl FakeProvider {
     pub async fn start() -> Self {
         let state = Arc::new(Mutex::new(State::default()));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().unwrap();
         let started = Instant::now();
         let st = state.clone();
@@ -133,7 +139,13 @@ impl FakeProvider {
 
     /// How many requests took a reply from the script.
     pub fn model_calls(&self) -> usize {
-        self.state.lock().unwrap().requests.iter().filter(|r| r.model_call).count()
+        self.state
+            .lock()
+            .unwrap()
+            .requests
+            .iter()
+            .filter(|r| r.model_call)
+            .count()
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -158,7 +170,11 @@ impl Reply {
     fn json_error(status: u16, headers: &[(&str, String)], body: String) -> Reply {
         let mut h: Vec<(String, String)> = vec![("content-type".into(), "application/json".into())];
         h.extend(headers.iter().map(|(k, v)| (k.to_string(), v.clone())));
-        Reply::Error { status, headers: h, body }
+        Reply::Error {
+            status,
+            headers: h,
+            body,
+        }
     }
 
     /// Anthropic 529 `overloaded_error`.
@@ -166,7 +182,8 @@ impl Reply {
         Reply::json_error(
             529,
             &[("request-id", "req_fake_overloaded".into())],
-            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.to_string(),
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                .to_string(),
         )
     }
 
@@ -225,7 +242,9 @@ impl Reply {
                 ("x-ratelimit-reset-requests", format!("{reset_secs}s")),
                 ("x-ratelimit-reset-tokens", format!("{reset_secs}s")),
             ],
-            format!(r#"{{"error":{{"message":"Rate limit reached for gpt-5.5 in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in {reset_secs}s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}}}"#),
+            format!(
+                r#"{{"error":{{"message":"Rate limit reached for gpt-5.5 in organization org-fake on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in {reset_secs}s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}}}"#
+            ),
         )
     }
 
@@ -314,7 +333,11 @@ impl Reply {
 
     /// A 500 with a body no catalogue knows.
     pub fn unknown_500() -> Reply {
-        Reply::json_error(500, &[], r#"{"weird":"zork-17 flux capacitor"}"#.to_string())
+        Reply::json_error(
+            500,
+            &[],
+            r#"{"weird":"zork-17 flux capacitor"}"#.to_string(),
+        )
     }
 
     /// 418 with a plain JSON message.
@@ -334,13 +357,24 @@ enum Api {
 
 async fn handle(st: Arc<Mutex<State>>, started: Instant, req: Request) -> Response {
     let method = req.method().clone();
-    let path = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_default();
     let headers: Vec<(String, String)> = req
         .headers()
         .iter()
-        .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
-    let bytes = axum::body::to_bytes(req.into_body(), 64 << 20).await.unwrap_or_default();
+    let bytes = axum::body::to_bytes(req.into_body(), 64 << 20)
+        .await
+        .unwrap_or_default();
     let body = String::from_utf8_lossy(&bytes).into_owned();
     let parsed: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     let p = path.split('?').next().unwrap_or("").to_string();
@@ -353,7 +387,9 @@ async fn handle(st: Arc<Mutex<State>>, started: Instant, req: Request) -> Respon
         Some(Api::OpenAi)
     } else if p.contains(":streamGenerateContent")
         || (p.contains(":generateContent")
-            && parsed.pointer("/generationConfig/responseMimeType").and_then(Value::as_str)
+            && parsed
+                .pointer("/generationConfig/responseMimeType")
+                .and_then(Value::as_str)
                 != Some("application/json"))
     {
         Some(Api::Gemini)
@@ -380,7 +416,10 @@ async fn handle(st: Arc<Mutex<State>>, started: Instant, req: Request) -> Respon
     };
     let reply = reply.unwrap();
     let stream = match api {
-        Api::Anthropic => parsed.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        Api::Anthropic => parsed
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         Api::OpenAi => true,
         Api::Gemini => p.contains(":streamGenerateContent"),
     };
@@ -391,14 +430,20 @@ async fn handle(st: Arc<Mutex<State>>, started: Instant, req: Request) -> Respon
             .and_then(|s| s.split(':').next())
             .unwrap_or("gemini-2.5-flash")
             .to_string(),
-        _ => parsed.get("model").and_then(Value::as_str).unwrap_or("fake-model").to_string(),
+        _ => parsed
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("fake-model")
+            .to_string(),
     };
     answer(api, stream, &model, reply).await
 }
 
 /// Calls that do not consume the script.
 fn auxiliary(method: &Method, p: &str, body: &Value) -> Response {
-    if method == Method::HEAD || method == Method::GET && !p.starts_with("/v1/models") && !p.starts_with("/v1beta/models") {
+    if method == Method::HEAD
+        || method == Method::GET && !p.starts_with("/v1/models") && !p.starts_with("/v1beta/models")
+    {
         return json_response(200, &[], json!({}).to_string());
     }
     if p.ends_with("/count_tokens") {
@@ -415,7 +460,11 @@ fn auxiliary(method: &Method, p: &str, body: &Value) -> Response {
         );
     }
     if p.starts_with("/v1beta/models") && !p.contains(':') {
-        return json_response(200, &[], json!({"models":[{"name":"models/gemini-2.5-flash"}]}).to_string());
+        return json_response(
+            200,
+            &[],
+            json!({"models":[{"name":"models/gemini-2.5-flash"}]}).to_string(),
+        );
     }
     if p.contains(":generateContent") {
         // Gemini CLI's JSON-mode helper calls (model router, next speaker,
@@ -427,7 +476,16 @@ fn auxiliary(method: &Method, p: &str, body: &Value) -> Response {
             "model_choice": "flash"
         })
         .to_string();
-        return json_response(200, &[], gemini_chunk(&[json!({"text": text})], Some("STOP"), "gemini-2.5-flash-lite").to_string());
+        return json_response(
+            200,
+            &[],
+            gemini_chunk(
+                &[json!({"text": text})],
+                Some("STOP"),
+                "gemini-2.5-flash-lite",
+            )
+            .to_string(),
+        );
     }
     json_response(404, &[], json!({"error":{"code":404,"message":format!("fake provider: no route {p}"),"status":"NOT_FOUND"}}).to_string())
 }
@@ -438,7 +496,10 @@ fn json_response(status: u16, headers: &[(String, String)], body: String) -> Res
     let h = r.headers_mut();
     h.insert("content-type", HeaderValue::from_static("application/json"));
     for (k, v) in headers {
-        if let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
+        if let (Ok(k), Ok(v)) = (
+            HeaderName::try_from(k.as_str()),
+            HeaderValue::try_from(v.as_str()),
+        ) {
             h.insert(k, v);
         }
     }
@@ -451,15 +512,22 @@ fn streamed(status: u16, content_type: &'static str, parts: Vec<String>, cut: bo
     let items = parts
         .into_iter()
         .map(Ok::<String, std::io::Error>)
-        .chain(cut.then(|| Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "fake cut"))));
+        .chain(cut.then(|| {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "fake cut",
+            ))
+        }));
     let s = futures::stream::iter(items).then(|item| async move {
         tokio::time::sleep(Duration::from_millis(5)).await;
         item.map(Bytes::from)
     });
     let mut r = Response::new(Body::from_stream(s));
     *r.status_mut() = StatusCode::from_u16(status).unwrap();
-    r.headers_mut().insert("content-type", HeaderValue::from_static(content_type));
-    r.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache"));
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static(content_type));
+    r.headers_mut()
+        .insert("cache-control", HeaderValue::from_static("no-cache"));
     r
 }
 
@@ -482,37 +550,73 @@ async fn answer(api: Api, stream: bool, model: &str, reply: Reply) -> Response {
         Reply::Stall => {
             let s = futures::stream::pending::<Result<Bytes, std::io::Error>>();
             let mut r = Response::new(Body::from_stream(s));
-            r.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
+            r.headers_mut().insert(
+                "content-type",
+                HeaderValue::from_static("text/event-stream"),
+            );
             r
         }
-        Reply::Error { status, headers, body } => {
+        Reply::Error {
+            status,
+            headers,
+            body,
+        } => {
             let mut r = Response::new(Body::from(body));
-            *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            *r.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             for (k, v) in headers {
-                if let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
+                if let (Ok(k), Ok(v)) = (
+                    HeaderName::try_from(k.as_str()),
+                    HeaderValue::try_from(v.as_str()),
+                ) {
                     r.headers_mut().insert(k, v);
                 }
             }
             r
         }
         Reply::Text(text) => match api {
-            Api::Anthropic if stream => streamed(200, "text/event-stream", sse(&anthropic_events(model, &text, true)), false),
-            Api::Anthropic => json_response(200, &[], anthropic_message(model, &[json!({"type":"text","text":text})], "end_turn").to_string()),
-            Api::OpenAi => streamed(200, "text/event-stream", sse(&openai_events(&text, None)), false),
+            Api::Anthropic if stream => streamed(
+                200,
+                "text/event-stream",
+                sse(&anthropic_events(model, &text, true)),
+                false,
+            ),
+            Api::Anthropic => json_response(
+                200,
+                &[],
+                anthropic_message(model, &[json!({"type":"text","text":text})], "end_turn")
+                    .to_string(),
+            ),
+            Api::OpenAi => streamed(
+                200,
+                "text/event-stream",
+                sse(&openai_events(&text, None)),
+                false,
+            ),
             Api::Gemini if stream => streamed(
                 200,
                 "text/event-stream",
-                sse(&[(None, gemini_chunk(&[json!({"text": text})], Some("STOP"), model))]),
+                sse(&[(
+                    None,
+                    gemini_chunk(&[json!({"text": text})], Some("STOP"), model),
+                )]),
                 false,
             ),
-            Api::Gemini => json_response(200, &[], gemini_chunk(&[json!({"text": text})], Some("STOP"), model).to_string()),
+            Api::Gemini => json_response(
+                200,
+                &[],
+                gemini_chunk(&[json!({"text": text})], Some("STOP"), model).to_string(),
+            ),
         },
         Reply::TextThenError { text, error_body } => {
             let cut = error_body.is_empty();
             let err: Value = serde_json::from_str(&error_body).unwrap_or(Value::Null);
             if !stream {
                 let full = match api {
-                    Api::Anthropic => anthropic_message(model, &[json!({"type":"text","text":text})], "end_turn").to_string(),
+                    Api::Anthropic => {
+                        anthropic_message(model, &[json!({"type":"text","text":text})], "end_turn")
+                            .to_string()
+                    }
                     _ => gemini_chunk(&[json!({"text": text})], Some("STOP"), model).to_string(),
                 };
                 let half = full[..full.len() / 2].to_string();
@@ -540,30 +644,65 @@ async fn answer(api: Api, stream: bool, model: &str, reply: Reply) -> Response {
                 let block = json!({"type":"tool_use","id":"toolu_fake_1","name":name,"input":args});
                 if stream {
                     let ev = vec![
-                        (Some("message_start"), json!({"type":"message_start","message":anthropic_message(model, &[], "")})),
-                        (Some("content_block_start"), json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_fake_1","name":name,"input":{}}})),
-                        (Some("content_block_delta"), json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":args.to_string()}})),
-                        (Some("content_block_stop"), json!({"type":"content_block_stop","index":0})),
-                        (Some("message_delta"), json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5}})),
+                        (
+                            Some("message_start"),
+                            json!({"type":"message_start","message":anthropic_message(model, &[], "")}),
+                        ),
+                        (
+                            Some("content_block_start"),
+                            json!({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_fake_1","name":name,"input":{}}}),
+                        ),
+                        (
+                            Some("content_block_delta"),
+                            json!({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":args.to_string()}}),
+                        ),
+                        (
+                            Some("content_block_stop"),
+                            json!({"type":"content_block_stop","index":0}),
+                        ),
+                        (
+                            Some("message_delta"),
+                            json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5}}),
+                        ),
                         (Some("message_stop"), json!({"type":"message_stop"})),
                     ];
                     streamed(200, "text/event-stream", sse(&ev), false)
                 } else {
-                    json_response(200, &[], anthropic_message(model, &[block], "tool_use").to_string())
+                    json_response(
+                        200,
+                        &[],
+                        anthropic_message(model, &[block], "tool_use").to_string(),
+                    )
                 }
             }
             Api::OpenAi => {
                 let item = json!({"id":"fc_1","type":"function_call","status":"completed","call_id":"call_fake_1","name":name,"arguments":args.to_string()});
                 let ev = vec![
-                    (Some("response.created"), json!({"type":"response.created","response":{"id":"resp_fake","object":"response","status":"in_progress","output":[]}})),
-                    (Some("response.output_item.added"), json!({"type":"response.output_item.added","output_index":0,"item":item})),
-                    (Some("response.output_item.done"), json!({"type":"response.output_item.done","output_index":0,"item":item})),
-                    (Some("response.completed"), json!({"type":"response.completed","response":{"id":"resp_fake","object":"response","status":"completed","output":[item],"usage":openai_usage()}})),
+                    (
+                        Some("response.created"),
+                        json!({"type":"response.created","response":{"id":"resp_fake","object":"response","status":"in_progress","output":[]}}),
+                    ),
+                    (
+                        Some("response.output_item.added"),
+                        json!({"type":"response.output_item.added","output_index":0,"item":item}),
+                    ),
+                    (
+                        Some("response.output_item.done"),
+                        json!({"type":"response.output_item.done","output_index":0,"item":item}),
+                    ),
+                    (
+                        Some("response.completed"),
+                        json!({"type":"response.completed","response":{"id":"resp_fake","object":"response","status":"completed","output":[item],"usage":openai_usage()}}),
+                    ),
                 ];
                 streamed(200, "text/event-stream", sse(&ev), false)
             }
             Api::Gemini => {
-                let chunk = gemini_chunk(&[json!({"functionCall":{"name":name,"args":args}})], Some("STOP"), model);
+                let chunk = gemini_chunk(
+                    &[json!({"functionCall":{"name":name,"args":args}})],
+                    Some("STOP"),
+                    model,
+                );
                 if stream {
                     streamed(200, "text/event-stream", sse(&[(None, chunk)]), false)
                 } else {
@@ -582,10 +721,19 @@ fn anthropic_message(model: &str, content: &[Value], stop: &str) -> Value {
 
 fn anthropic_events(model: &str, text: &str, complete: bool) -> Vec<(Option<&'static str>, Value)> {
     let mut ev = vec![
-        (Some("message_start"), json!({"type":"message_start","message":anthropic_message(model, &[], "")})),
-        (Some("content_block_start"), json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})),
+        (
+            Some("message_start"),
+            json!({"type":"message_start","message":anthropic_message(model, &[], "")}),
+        ),
+        (
+            Some("content_block_start"),
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}),
+        ),
         (Some("ping"), json!({"type":"ping"})),
-        (Some("content_block_delta"), json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}})),
+        (
+            Some("content_block_delta"),
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}}),
+        ),
     ];
     if complete {
         ev.extend([
@@ -606,10 +754,22 @@ fn openai_usage() -> Value {
 fn openai_events(text: &str, fail: Option<&Value>) -> Vec<(Option<&'static str>, Value)> {
     let done_item = json!({"id":"msg_fake_1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":text,"annotations":[]}]});
     let mut ev = vec![
-        (Some("response.created"), json!({"type":"response.created","sequence_number":0,"response":{"id":"resp_fake","object":"response","status":"in_progress","output":[]}})),
-        (Some("response.output_item.added"), json!({"type":"response.output_item.added","output_index":0,"item":{"id":"msg_fake_1","type":"message","status":"in_progress","role":"assistant","content":[]}})),
-        (Some("response.content_part.added"), json!({"type":"response.content_part.added","item_id":"msg_fake_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}})),
-        (Some("response.output_text.delta"), json!({"type":"response.output_text.delta","item_id":"msg_fake_1","output_index":0,"content_index":0,"delta":text})),
+        (
+            Some("response.created"),
+            json!({"type":"response.created","sequence_number":0,"response":{"id":"resp_fake","object":"response","status":"in_progress","output":[]}}),
+        ),
+        (
+            Some("response.output_item.added"),
+            json!({"type":"response.output_item.added","output_index":0,"item":{"id":"msg_fake_1","type":"message","status":"in_progress","role":"assistant","content":[]}}),
+        ),
+        (
+            Some("response.content_part.added"),
+            json!({"type":"response.content_part.added","item_id":"msg_fake_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}),
+        ),
+        (
+            Some("response.output_text.delta"),
+            json!({"type":"response.output_text.delta","item_id":"msg_fake_1","output_index":0,"content_index":0,"delta":text}),
+        ),
     ];
     match fail {
         Some(err) => {
