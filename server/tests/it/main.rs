@@ -7,10 +7,14 @@
 //! SQLite and PostgreSQL
 //! (`on_both_engines!`); PostgreSQL is expected at TEST_POSTGRES_URL
 //! (default postgres://postgres@127.0.0.1:5432/test).
+//!
+//! `agents_*`: the real agent CLIs (installed by scripts/setup into
+//! server/tests/agents) against `fake_provider` on 127.0.0.1.
 
 #[macro_use]
 mod support;
 
+mod agents_cli;
 mod classify_cli;
 mod classify_collisions;
 mod classify_corpus;
@@ -18,6 +22,7 @@ mod classify_fixtures;
 mod classify_fuzz_crate;
 mod classify_properties;
 mod classify_registry;
+mod fake_provider;
 mod http_events;
 mod http_profiles;
 mod routes_crash;
