@@ -1,0 +1,54 @@
+import { test, expect } from '@playwright/test';
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { open } from './helpers';
+
+// `kandev-recovery demo` on its own port and database, with its simulated
+// agents on the real clock: a newcomer's first minute.
+const root = path.resolve(__dirname, '../..');
+const bin = process.env.KANDEV_BIN ?? path.join(root, 'target/debug/kandev-recovery');
+const port = 3000 + 100 + Math.floor(Math.random() * 800);
+const base = `http://127.0.0.1:${port}`;
+let demo: ChildProcess | undefined;
+let dir = '';
+
+test.beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kandev-demo-'));
+  demo = spawn(bin, ['demo', '--listen', `127.0.0.1:${port}`, '--database-url', `sqlite://${dir}/demo.db`], {
+    env: { ...process.env, LEPTOS_SITE_ROOT: path.join(root, 'target/site'), RUST_LOG: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the demo did not start at ${base}`);
+});
+
+test.afterAll(async () => {
+  demo?.kill('SIGTERM');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('demo: a capacity route passes retry_wait → retrying → active live within a minute', async ({ page }) => {
+  test.setTimeout(90_000);
+  await open(page, `${base}/routes`);
+  const card = page.locator('li.route-card').filter({ hasText: 'demo: capacity (round 1)' });
+  const badge = card.locator('.state-badge');
+  await expect(badge).toHaveText('Waiting to retry', { timeout: 30_000 });
+  await expect(card).toContainText('Provider overloaded');
+  await expect(badge).toHaveText('Retrying', { timeout: 20_000 });
+  await expect(badge).toHaveText('Working', { timeout: 30_000 });
+  // The other scenarios are there too, each where SPEC.md says it goes.
+  await expect(page.locator('li.route-card').filter({ hasText: 'demo: unknown error (round 1)' }).locator('.state-badge'))
+    .toHaveText('Stopped: needs you', { timeout: 30_000 });
+  await expect(page.locator('li.route-card').filter({ hasText: 'demo: tool activity (round 1)' }).locator('.state-badge'))
+    .toHaveText('Stopped: needs you', { timeout: 30_000 });
+});
