@@ -28,6 +28,7 @@ mod http_profiles;
 mod routes_crash;
 mod routes_races;
 mod routes_scenarios;
+mod runner_agents;
 mod runner_harness;
 mod runner_scripts;
 mod store;

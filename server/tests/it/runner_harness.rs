@@ -225,30 +225,55 @@ pub fn seconds_between(from: &str, to: &str) -> f64 {
     }
 }
 
-/// One `[agents.<ref>]` table: name, command, format, extra environment.
-pub type AgentTable<'a> = (&'a str, Vec<String>, &'a str, Vec<(String, String)>);
+/// One `[agents.<ref>]` table.
+pub struct AgentTable {
+    pub name: String,
+    pub command: Vec<String>,
+    pub format: String,
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl AgentTable {
+    pub fn new(name: &str, command: Vec<String>, format: &str) -> AgentTable {
+        AgentTable {
+            name: name.into(),
+            command,
+            format: format.into(),
+            env: Vec::new(),
+            cwd: None,
+        }
+    }
+}
 
 /// Writes a runner configuration with one `[agents.<ref>]` per entry.
-pub fn write_config(dir: &Path, agents: &[AgentTable<'_>]) -> PathBuf {
+pub fn write_config(dir: &Path, agents: &[AgentTable]) -> PathBuf {
     let mut text = String::new();
-    for (name, command, format, env) in agents {
-        text.push_str(&format!("[agents.{name}]\n"));
+    for a in agents {
+        text.push_str(&format!("[agents.{}]\n", a.name));
         text.push_str(&format!(
             "command = [{}]\n",
-            command
+            a.command
                 .iter()
                 .map(|a| toml_string(a))
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        text.push_str(&format!("format = \"{format}\"\n"));
-        if !env.is_empty() {
+        text.push_str(&format!("format = \"{}\"\n", a.format));
+        if !a.env.is_empty() {
             text.push_str(&format!(
                 "env = {{ {} }}\n",
-                env.iter()
+                a.env
+                    .iter()
                     .map(|(k, v)| format!("{k} = {}", toml_string(v)))
                     .collect::<Vec<_>>()
                     .join(", ")
+            ));
+        }
+        if let Some(cwd) = &a.cwd {
+            text.push_str(&format!(
+                "cwd = {}\n",
+                toml_string(&cwd.display().to_string())
             ));
         }
         text.push('\n');

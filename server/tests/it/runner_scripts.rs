@@ -4,7 +4,7 @@
 //! code or die by a signal. The real CLIs are in `runner_agents`; these
 //! cover the edges a real CLI will not produce on demand.
 
-use crate::runner_harness::{profile, write_config, Cand, Runner};
+use crate::runner_harness::{profile, write_config, AgentTable, Cand, Runner};
 use crate::support::{policy, Engine, TestServer};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -136,7 +136,7 @@ async fn overloaded_twice_then_success_retries_on_the_schedule() {
         .reply(3, &claude_answer("The answer is 42."), "", 0);
     let config = write_config(
         s.dir.path(),
-        &[("a", a.command(), "claude-stream-json", vec![])],
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
     );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Claude", "a", policy(3, 5, 0, "skip"))]).await;
@@ -170,7 +170,7 @@ async fn output_then_failure_is_never_repeated() {
     a.reply(1, &out, "", 1);
     let config = write_config(
         s.dir.path(),
-        &[("a", a.command(), "claude-stream-json", vec![])],
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
     );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Claude", "a", policy(3, 5, 0, "skip"))]).await;
@@ -195,7 +195,7 @@ async fn an_unrecognised_failure_stops_for_a_person() {
     let s = setup().await;
     let a = Script::new(s.dir.path(), "a");
     a.reply(1, "", "frobnicator: E_WIBBLE 77 (the flux capacitor)\n", 1);
-    let config = write_config(s.dir.path(), &[("a", a.command(), "plain", vec![])]);
+    let config = write_config(s.dir.path(), &[AgentTable::new("a", a.command(), "plain")]);
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Tool", "a", policy(3, 5, 0, "skip"))]).await;
     let run = Runner::new(&s.server, &pid, &config, "go")
@@ -217,8 +217,8 @@ async fn exhausted_recovery_switches_to_the_next_candidates_command() {
     let config = write_config(
         s.dir.path(),
         &[
-            ("a", a.command(), "claude-stream-json", vec![]),
-            ("b", b.command(), "plain", vec![]),
+            AgentTable::new("a", a.command(), "claude-stream-json"),
+            AgentTable::new("b", b.command(), "plain"),
         ],
     );
     let api = s.server.api();
@@ -252,11 +252,10 @@ async fn a_missing_executable_stops_the_route_with_a_reason() {
     let s = setup().await;
     let config = write_config(
         s.dir.path(),
-        &[(
+        &[AgentTable::new(
             "a",
             vec!["/nonexistent/kandev-agent-xyz".into(), "{prompt}".into()],
             "claude-stream-json",
-            vec![],
         )],
     );
     let api = s.server.api();
@@ -286,7 +285,7 @@ async fn megabytes_of_output_keep_the_evidence_bounded() {
         .reply(2, &claude_answer("done"), &noise, 0);
     let config = write_config(
         s.dir.path(),
-        &[("a", a.command(), "claude-stream-json", vec![])],
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
     );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Claude", "a", policy(1, 1, 0, "stop"))]).await;
@@ -319,7 +318,7 @@ async fn a_malformed_json_line_is_evidence_not_output() {
         .reply(2, &claude_answer("ok"), "", 0);
     let config = write_config(
         s.dir.path(),
-        &[("a", a.command(), "claude-stream-json", vec![])],
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
     );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Claude", "a", policy(2, 2, 0, "stop"))]).await;
@@ -336,7 +335,7 @@ async fn an_agent_killed_by_a_signal_is_reported_with_it() {
     let s = setup().await;
     let a = Script::new(s.dir.path(), "a");
     a.reply(1, "", "", 0).extra(1, "kill", "SEGV");
-    let config = write_config(s.dir.path(), &[("a", a.command(), "plain", vec![])]);
+    let config = write_config(s.dir.path(), &[AgentTable::new("a", a.command(), "plain")]);
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Crashy", "a", policy(3, 5, 0, "skip"))]).await;
     let run = Runner::new(&s.server, &pid, &config, "go")
@@ -368,7 +367,7 @@ async fn ctrl_c_stops_the_agent_group_and_the_route() {
     let s = setup().await;
     let a = Script::new(s.dir.path(), "a");
     a.reply(1, "", "", 0).extra(1, "sleep", "60");
-    let config = write_config(s.dir.path(), &[("a", a.command(), "plain", vec![])]);
+    let config = write_config(s.dir.path(), &[AgentTable::new("a", a.command(), "plain")]);
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Sleepy", "a", policy(3, 5, 0, "skip"))]).await;
     let runner = Runner::new(&s.server, &pid, &config, "go");
@@ -391,7 +390,7 @@ async fn ctrl_c_while_waiting_stops_the_route() {
     a.reply(1, &claude_api_error(529, OVERLOADED), "", 1);
     let config = write_config(
         s.dir.path(),
-        &[("a", a.command(), "claude-stream-json", vec![])],
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
     );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Claude", "a", policy(3, 60, 0, "skip"))]).await;
@@ -421,7 +420,7 @@ async fn retry_now_from_the_web_app_starts_the_next_attempt_at_once() {
         .reply(2, &claude_answer("back"), "", 0);
     let config = write_config(
         s.dir.path(),
-        &[("a", a.command(), "claude-stream-json", vec![])],
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
     );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Claude", "a", policy(1, 3600, 0, "stop"))]).await;
@@ -459,7 +458,7 @@ async fn a_restarted_runner_attaches_to_its_route_and_carries_on() {
     );
     let config = write_config(
         s.dir.path(),
-        &[("a", a.command(), "claude-stream-json", vec![])],
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
     );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Claude", "a", policy(1, 30, 0, "stop"))]).await;

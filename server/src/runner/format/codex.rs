@@ -9,7 +9,18 @@
 use super::{status_and_body, ErrorReport, Finish, Read, Reader, Seen};
 use serde_json::Value;
 
-pub struct Codex;
+#[derive(Default)]
+pub struct Codex {
+    /// Tool items already shown.
+    started: std::collections::HashSet<String>,
+}
+
+fn item_id(item: &Value) -> String {
+    item.get("id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
 
 const TOOL_ITEMS: [&str; 5] = [
     "command_execution",
@@ -35,14 +46,26 @@ impl Reader for Codex {
             ),
             "turn.started" => Read::nothing(),
             "item.started" | "item.updated" if TOOL_ITEMS.contains(&item_type) => {
-                Read::work(vec![Seen::Tool(item_type.to_string())])
+                if self.started.insert(item_id(item)) {
+                    Read::work(vec![Seen::Tool(item_type.to_string())])
+                } else {
+                    Read::nothing()
+                }
             }
             "item.completed" => match item_type {
                 "agent_message" => match item.get("text").and_then(Value::as_str) {
                     Some(t) if !t.is_empty() => Read::work(vec![Seen::Text(format!("{t}\n"))]),
                     _ => Read::nothing(),
                 },
-                t if TOOL_ITEMS.contains(&t) => Read::work(vec![Seen::Tool(t.to_string())]),
+                // Its start was the effect (and was shown), unless Codex
+                // reports only the completion.
+                t if TOOL_ITEMS.contains(&t) => {
+                    if self.started.contains(&item_id(item)) {
+                        Read::nothing()
+                    } else {
+                        Read::work(vec![Seen::Tool(t.to_string())])
+                    }
+                }
                 "error" => Read::evidence(vec![message(item)]),
                 _ => Read::nothing(),
             },
@@ -84,7 +107,7 @@ mod tests {
 
     #[test]
     fn messages_and_tools_are_work_errors_are_evidence() {
-        let mut r = Codex;
+        let mut r = Codex::default();
         assert_eq!(
             r.stdout_line(r#"{"type":"thread.started","thread_id":"t-1"}"#)
                 .seen,
@@ -99,6 +122,17 @@ mod tests {
             r.stdout_line(r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"ls"}}"#)
                 .seen,
             vec![Seen::Tool("command_execution".into())]
+        );
+        assert_eq!(
+            r.stdout_line(r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls"}}"#),
+            Read::nothing(),
+            "shown once"
+        );
+        assert_eq!(
+            r.stdout_line(r#"{"type":"item.completed","item":{"id":"i2","type":"file_change"}}"#)
+                .seen,
+            vec![Seen::Tool("file_change".into())],
+            "a completion alone is still an effect"
         );
         let retry = r.stdout_line(r#"{"type":"error","message":"Reconnecting... 1/5"}"#);
         assert!(matches!(&retry.seen[0], Seen::Notice(_)) && retry.keep);

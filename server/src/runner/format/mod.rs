@@ -106,7 +106,7 @@ pub fn reader(format: Format) -> Box<dyn Reader> {
     match format {
         Format::Plain | Format::Acp => Box::new(plain::Plain),
         Format::ClaudeStreamJson => Box::new(claude::Claude::default()),
-        Format::CodexJson => Box::new(codex::Codex),
+        Format::CodexJson => Box::new(codex::Codex::default()),
         Format::GeminiStreamJson => Box::new(gemini::Gemini::default()),
     }
 }
