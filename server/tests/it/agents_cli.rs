@@ -609,7 +609,7 @@ async fn scenario(
     setup: fn(&Path, &str) -> AgentSetup,
     script: Vec<Reply>,
 ) -> (Outcome, FakeProvider) {
-    scenario_with(cli, name, |d, b| setup(d, b), script).await
+    scenario_with(cli, name, setup, script).await
 }
 
 async fn scenario_with(
@@ -851,7 +851,7 @@ async fn agents_claude_text_then_error() {
             .json()
             .unwrap()
             .get("stream")
-            .map_or(true, |s| s == false),
+            .is_none_or(|s| s == false),
         "the retry is non-streaming"
     );
 }
@@ -1826,4 +1826,41 @@ async fn agents_gemini_hang_waits_forever() {
         o.show()
     );
     assert!(o.events_of("result").is_empty(), "{}", o.show());
+}
+
+#[tokio::test]
+async fn agents_gemini_auto_model_router_is_auxiliary() {
+    // Without -m, Gemini CLI asks a router model first (a JSON-mode
+    // generateContent); the fake answers it aside, so the script's one
+    // reply goes to the chosen model.
+    let (o, fake) = scenario_with(
+        "gemini",
+        "auto_model_router",
+        |d, b| {
+            let mut s = gemini_stream_json(d, b);
+            let at = s.argv.iter().position(|a| a == "-m").unwrap();
+            s.argv.drain(at..at + 2);
+            s
+        },
+        vec![Reply::text("PONG-42")],
+    )
+    .await;
+    assert_eq!(o.exit, Some(0), "{}", o.show());
+    let reqs = fake.requests();
+    let router: Vec<_> = reqs.iter().filter(|r| !r.model_call).collect();
+    assert_eq!(router.len(), 1, "{reqs:?}");
+    assert!(
+        router[0].path.ends_with(":generateContent"),
+        "{}",
+        router[0].path
+    );
+    let model: Vec<_> = reqs.iter().filter(|r| r.model_call).collect();
+    assert_eq!(model.len(), 1);
+    assert!(
+        model[0].path.contains(":streamGenerateContent"),
+        "{}",
+        model[0].path
+    );
+    eprintln!("router {} -> model {}", router[0].path, model[0].path);
+    assert_eq!(o.events()[0]["model"], "auto");
 }
