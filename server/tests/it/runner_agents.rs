@@ -358,3 +358,141 @@ scenarios! {
     GEMINI => gemini,
     GEMINI_ACP => gemini_acp,
 }
+
+/// Gemini CLI over ACP with the permission answers the configuration gives.
+async fn acp_with_permissions(
+    replies: Vec<Reply>,
+    permissions: Option<&str>,
+) -> (Run, FakeProvider, tempfile::TempDir) {
+    let fake = FakeProvider::start().await;
+    for r in replies {
+        fake.push(r);
+    }
+    let server = TestServer::start(Engine::Sqlite).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let setup = gemini_acp(dir.path(), &fake.base_url());
+    let mut table = AgentTable::new("gemini-acp", setup.argv.clone(), "acp");
+    table.env = setup.env.clone();
+    table.cwd = Some(setup.cwd.clone());
+    let config = write_config(dir.path(), &[table]);
+    if let Some(p) = permissions {
+        let text = std::fs::read_to_string(&config).expect("config");
+        std::fs::write(
+            &config,
+            format!(
+                "{}permissions = \"{p}\"\n",
+                text.trim_end().to_string() + "\n"
+            ),
+        )
+        .expect("config");
+    }
+    let api = server.api();
+    let pid = profile(
+        &api,
+        "acp",
+        &[Cand {
+            label: "Gemini (ACP)",
+            profile_ref: "gemini-acp",
+            agent: "gemini-cli",
+            provider_id: "google",
+            transient: policy(3, 5, 0, "skip"),
+            hard: policy(0, 0, 0, "stop"),
+        }],
+    )
+    .await;
+    let run = Runner::new(&server, &pid, &config, "Make a file.")
+        .run(&server, &pid)
+        .await;
+    (run, fake, dir)
+}
+
+fn touch() -> Reply {
+    Reply::ToolCall {
+        name: "run_shell_command".into(),
+        args: json!({"command": "touch made-by-agent.txt", "description": "make a file"}),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_permission_requests_are_denied_by_default() {
+    let (run, fake, dir) =
+        acp_with_permissions(vec![touch(), Reply::text("I could not.")], None).await;
+    assert_eq!(run.code, Some(0), "{}", show(&run));
+    assert!(
+        run.stderr
+            .contains("permission refused for touch made-by-agent.txt"),
+        "{}",
+        show(&run)
+    );
+    assert!(
+        !dir.path().join("work/made-by-agent.txt").exists(),
+        "the tool did not run"
+    );
+    assert!(run.stdout.contains("I could not."));
+    assert_eq!(fake.model_calls(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acp_permission_requests_are_allowed_when_configured() {
+    let (run, _fake, dir) =
+        acp_with_permissions(vec![touch(), Reply::text("Made it.")], Some("allow_all")).await;
+    assert_eq!(run.code, Some(0), "{}", show(&run));
+    assert!(
+        run.stderr
+            .contains("permission granted for touch made-by-agent.txt"),
+        "{}",
+        show(&run)
+    );
+    assert!(
+        dir.path().join("work/made-by-agent.txt").exists(),
+        "the tool ran"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_cancels_an_acp_prompt_and_stops_the_route() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::Hang);
+    let server = TestServer::start(Engine::Sqlite).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let setup = gemini_acp(dir.path(), &fake.base_url());
+    let mut table = AgentTable::new("gemini-acp", setup.argv.clone(), "acp");
+    table.env = setup.env.clone();
+    table.cwd = Some(setup.cwd.clone());
+    let config = write_config(dir.path(), &[table]);
+    let api = server.api();
+    let pid = profile(
+        &api,
+        "acp",
+        &[Cand {
+            label: "Gemini (ACP)",
+            profile_ref: "gemini-acp",
+            agent: "gemini-cli",
+            provider_id: "google",
+            transient: policy(3, 5, 0, "skip"),
+            hard: policy(0, 0, 0, "stop"),
+        }],
+    )
+    .await;
+    let runner = Runner::new(&server, &pid, &config, "Wait.");
+    let child = runner.spawn();
+    let runner_pid = child.id().expect("pid") as i32;
+    // Once the model call hangs, the prompt is in flight.
+    let give_up = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    while fake.model_calls() == 0 {
+        assert!(
+            tokio::time::Instant::now() < give_up,
+            "the agent never called the model"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(runner_pid),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("signal the runner");
+    let run = runner.drive(&server, &pid, child).await;
+    assert_eq!(run.code, Some(130), "{}", show(&run));
+    assert_eq!(run.route["state"], "action_required");
+    assert_eq!(run.codes(), vec!["cancelled"], "{}", show(&run));
+}
