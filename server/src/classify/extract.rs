@@ -21,6 +21,7 @@
 
 use super::evidence::{cut, Evidence, Item};
 use super::json::Json;
+use super::provenance::Mask;
 use regex::bytes::Regex;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -57,7 +58,13 @@ pub(crate) struct Segment {
     pub start: usize,
     pub end: usize,
     pub item: usize,
+    /// The stream line it came from (for text read out of JSON, the line
+    /// the JSON starts on); [`NO_LINE`] outside stream items.
+    pub line: u32,
 }
+
+/// [`Segment::line`] of text that does not come from a stream line.
+pub(crate) const NO_LINE: u32 = u32::MAX;
 
 /// A reset-style header (`x-ratelimit-reset-tokens: 6m0s`) with its
 /// `remaining` partner when present.
@@ -104,6 +111,8 @@ pub(crate) struct Facts {
     pub no_response: Option<usize>,
     pub tool_failed: Option<usize>,
     pub timing: TimingInputs,
+    /// The stream line being read (see [`Segment::line`]).
+    line: u32,
 }
 
 /// Bits for the kinds of facts an envelope has, so rules that need a kind
@@ -120,6 +129,17 @@ pub(crate) mod kind {
     pub const TOOL_FAILED: u16 = 1 << 8;
     /// How many kinds there are.
     pub const COUNT: usize = 9;
+}
+
+/// How the lines of a text map to a stream item's lines.
+#[derive(Clone, Copy)]
+enum LineMap<'a> {
+    /// Not a stream item's text.
+    None,
+    /// Every line of the item, in order.
+    Identity,
+    /// The kept lines: the k-th line of the text is the item's `l[k]`.
+    Kept(&'a [u32]),
 }
 
 /// Most JSON nodes read per item, so a hostile body cannot make extraction slow.
@@ -153,8 +173,13 @@ fn first_status_digits(b: &[u8]) -> Option<usize> {
 }
 
 impl Facts {
-    pub(crate) fn extract(ev: &Evidence) -> Facts {
-        let mut f = Facts::default();
+    /// Extracts every item's facts; with a `mask`, only what it keeps (see
+    /// `provenance`): items and stream lines it drops are not read at all.
+    pub(crate) fn extract(ev: &Evidence, mask: Option<&Mask>) -> Facts {
+        let mut f = Facts {
+            line: NO_LINE,
+            ..Facts::default()
+        };
         // Room for the error haystack up front (growing it by doubling would
         // copy it several times); JSON bodies give less text than their size.
         f.hay[Source::Error as usize].reserve(ev.items.iter().map(text_size).sum());
@@ -169,6 +194,10 @@ impl Facts {
                 .sum(),
         );
         for (idx, item) in ev.items.iter().enumerate() {
+            if mask.is_some_and(|m| m.drops_item(idx)) {
+                continue;
+            }
+            f.line = NO_LINE;
             match item {
                 Item::Http(h) => {
                     if let Some(s) = h.status {
@@ -229,15 +258,38 @@ impl Facts {
                     }
                 }
                 Item::Stderr(s) | Item::Stdout(s) => {
+                    let lines = mask.and_then(|m| m.lines(idx));
+                    let keep = |n: usize| lines.is_none_or(|l| l.get(n).copied().unwrap_or(true));
                     let mut any_brace = false;
-                    for line in &s.lines {
+                    let mut all = true;
+                    for (n, line) in s.lines.iter().enumerate() {
+                        if !keep(n) {
+                            all = false;
+                            continue;
+                        }
                         any_brace |= line.contains('{');
+                        f.line = n as u32;
                         f.text(Source::Error, idx, line);
                     }
                     if any_brace {
-                        let joined = s.lines.join("\n");
-                        f.embedded_json(&joined, idx, 0);
+                        // JSON may spread over lines; its text is tied to
+                        // the line it starts on.
+                        if all {
+                            f.json_objects(&s.lines.join("\n"), idx, 0, LineMap::Identity);
+                        } else {
+                            let kept: Vec<u32> = (0..s.lines.len())
+                                .filter(|&n| keep(n))
+                                .map(|n| n as u32)
+                                .collect();
+                            let joined = kept
+                                .iter()
+                                .map(|&n| s.lines[n as usize].as_str())
+                                .collect::<Vec<_>>()
+                                .join("\n");
+                            f.json_objects(&joined, idx, 0, LineMap::Kept(&kept));
+                        }
                     }
+                    f.line = NO_LINE;
                 }
                 Item::ProcessExit(p) => {
                     if let Some(c) = p.exit_code {
@@ -278,6 +330,7 @@ impl Facts {
                 start,
                 end,
                 item,
+                line: self.line,
             });
         }
     }
@@ -351,6 +404,13 @@ impl Facts {
     /// Parses JSON objects embedded in `text`; returns how many were read.
     /// `nest` counts how many JSON-in-text levels deep this text already is.
     fn embedded_json(&mut self, text: &str, idx: usize, nest: usize) -> usize {
+        self.json_objects(text, idx, nest, LineMap::None)
+    }
+
+    /// [`Self::embedded_json`]; for a stream item's lines joined by
+    /// newlines, `lines` maps the joined text's lines to the item's, and
+    /// each object's text is tied to the line it starts on.
+    fn json_objects(&mut self, text: &str, idx: usize, nest: usize, lines: LineMap) -> usize {
         if nest > MAX_NESTED_JSON || !text.contains('{') {
             return 0;
         }
@@ -368,6 +428,13 @@ impl Facts {
                 Some(Ok(v)) => {
                     let consumed = stream.byte_offset().max(1);
                     let mut budget = NODE_BUDGET;
+                    if !matches!(lines, LineMap::None) {
+                        let k = memchr::memchr_iter(b'\n', &text.as_bytes()[..start]).count();
+                        self.line = match lines {
+                            LineMap::Kept(l) => l.get(k).copied().unwrap_or(NO_LINE),
+                            _ => k as u32,
+                        };
+                    }
                     self.walk(&v, idx, 0, nest + 1, &mut budget);
                     found += 1;
                     pos = start + consumed;
@@ -831,7 +898,7 @@ mod tests {
     use super::*;
 
     fn facts(json: &str) -> Facts {
-        Facts::extract(&Evidence::from_json_str(json).unwrap())
+        Facts::extract(&Evidence::from_json_str(json).unwrap(), None)
     }
 
     #[test]
