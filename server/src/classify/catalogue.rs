@@ -278,6 +278,26 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         "rules/other-agents.toml",
         include_str!("../../../catalogue/rules/other-agents.toml"),
     ),
+    (
+        "rules/openai-compatible.toml",
+        include_str!("../../../catalogue/rules/openai-compatible.toml"),
+    ),
+    (
+        "rules/cn-providers.toml",
+        include_str!("../../../catalogue/rules/cn-providers.toml"),
+    ),
+    (
+        "rules/gateways.toml",
+        include_str!("../../../catalogue/rules/gateways.toml"),
+    ),
+    (
+        "rules/local-inference.toml",
+        include_str!("../../../catalogue/rules/local-inference.toml"),
+    ),
+    (
+        "rules/agent-runtime.toml",
+        include_str!("../../../catalogue/rules/agent-runtime.toml"),
+    ),
 ];
 
 // ---------------------------------------------------------------------------

@@ -3,34 +3,41 @@
 //! An envelope holds more than the failure. A CLI announces its own retries
 //! ("Retrying in 4 seconds… (attempt 4/10)") and then fails differently, or
 //! succeeds; a terminal transcript echoes the user's prompt ("> why do I get
-//! 429s?"); an agent logs an error, carries on and finishes its turn. None of
-//! that is evidence about the failure being reported. Item kinds and their
-//! order say which text is, before any rule looks at it:
+//! 429s?"); an agent prints the commands it ran and their output; an agent
+//! logs an error, carries on and finishes its turn. None of that is evidence
+//! about the failure being reported. Item kinds and their order say which
+//! text is, before any rule looks at it (patterns: `[provenance]` in
+//! `catalogue.toml`):
 //!
-//! - **echoes**: stream lines that repeat the user's prompt (catalogue
-//!   `provenance.echo`, and the block between `echo_block_open` and
-//!   `echo_block_close` lines, as `codex exec` prints its prompt) are never
-//!   evidence;
+//! - **echoes**: stream lines that repeat the user's prompt (`echo`, and the
+//!   block between `echo_block_open` and `echo_block_close` lines, as `codex
+//!   exec` prints its prompt) are never evidence. An echoed prompt also
+//!   starts a new turn: the errors before it are history and are dropped
+//!   when anything follows the prompt;
+//! - **tool transcripts**: the commands an agent prints that it ran (`tool`)
+//!   and the output lines under them (`tool_continuation`) are the tool's,
+//!   not the provider's: they are read as tool text (the `tool` haystack,
+//!   which only the rules that name it read), never as provider errors;
 //! - **notices**: stream lines in which a client announces its own retry,
-//!   reconnection or fallback (`provenance.notice`; JSON that starts on such
-//!   a line belongs to it) are evidence only when nothing later reports
-//!   anything: a later notice, a later line that reads like an error
-//!   (`provenance.report`), a later HTTP or ACP error item, or a successful
-//!   end supersedes them. So the final error before exit outranks the
-//!   retries before it, and the last retry notice of a run that gave up is
-//!   still read;
+//!   reconnection or fallback (`notice`; JSON that starts on such a line
+//!   belongs to it) are evidence only when nothing else is: a line anywhere
+//!   that reads like an error (`report`), a failed HTTP request or an ACP
+//!   error item, anything printed after the notice, or a successful end
+//!   supersedes them. So the final error before exit outranks the retries
+//!   before it, and the last retry notice of a run that gave up is still
+//!   read;
 //! - **carried on**: when the run ended in success (the trailing
-//!   `process_exit` and `acp_stop` items are exit 0 and `end_turn`) and the
-//!   agent produced output after an error (an agent message chunk, or a
-//!   stdout line that is neither an echo, a notice nor an error report), the
-//!   errors before that output are history, not the outcome: they are
-//!   dropped.
+//!   `process_exit` and `acp_stop` items are exit 0 and `end_turn`), errors
+//!   the agent produced output after (an agent message chunk, or a stdout
+//!   line that is not an echo, a notice, a tool line or an error report) are
+//!   history, not the outcome; when the turn itself ended with `end_turn`,
+//!   every error item is (a side request's log line, a recovered retry).
 //!
 //! Dropped items and lines are not read at all (no text, no identifiers, no
-//! timing). A second step runs after the rules (see
-//! `Catalogue::analyse`): when the deciding tier's rules disagree and the
-//! disagreement is between reports in different items, the last item's
-//! report is the outcome and the earlier ones are dropped as well.
+//! timing). A second step runs after the rules (see `Catalogue::analyse`):
+//! when the deciding tier's rules disagree and the disagreement is between
+//! reports in different items, the last item's report is the outcome and
+//! the earlier ones are dropped as well.
 
 use super::catalogue::build_regex;
 use super::evidence::{Evidence, Item};
@@ -49,6 +56,10 @@ pub struct ProvenanceSpec {
     pub echo: String,
     /// A line that reads like an error report.
     pub report: String,
+    /// A line with which an agent shows a tool it ran…
+    pub tool: String,
+    /// …and the lines under it that hold the tool's output.
+    pub tool_continuation: String,
     /// Lines (whole, trimmed, ASCII case-insensitive) that open a block of
     /// echoed prompt…
     #[serde(default)]
@@ -89,6 +100,8 @@ pub(crate) struct Provenance {
     notice: LinePattern,
     echo: LinePattern,
     report: LinePattern,
+    tool: LinePattern,
+    tool_continuation: LinePattern,
     block_open: Vec<String>,
     block_close: Vec<String>,
 }
@@ -97,14 +110,26 @@ pub(crate) struct Provenance {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
     Echo,
+    Tool,
     Notice,
     Report,
     /// Anything else: output, banners, stack frames.
     Other,
 }
 
-/// What to read of an envelope: per item, everything, nothing, or some of
-/// its stream lines.
+/// How a stream line is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineUse {
+    /// As error text (the default).
+    Read,
+    /// As a tool's text.
+    Tool,
+    /// Not at all.
+    Drop,
+}
+
+/// What to read of an envelope: per item, everything, nothing, or its
+/// stream lines each in their own way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Mask {
     items: Vec<Keep>,
@@ -114,8 +139,7 @@ pub(crate) struct Mask {
 enum Keep {
     All,
     Nothing,
-    /// Per stream line, whether it is read.
-    Lines(Vec<bool>),
+    Lines(Vec<LineUse>),
 }
 
 impl Mask {
@@ -129,8 +153,8 @@ impl Mask {
         matches!(self.items.get(item), Some(Keep::Nothing))
     }
 
-    /// The kept-line flags of a stream item whose lines are partly dropped.
-    pub(crate) fn lines(&self, item: usize) -> Option<&[bool]> {
+    /// How each line of a stream item is read, when not all as error text.
+    pub(crate) fn lines(&self, item: usize) -> Option<&[LineUse]> {
         match self.items.get(item) {
             Some(Keep::Lines(l)) => Some(l),
             _ => None,
@@ -141,14 +165,17 @@ impl Mask {
         self.items[item] = Keep::Nothing;
     }
 
-    fn drop_line(&mut self, item: usize, line: usize, lines: usize) {
+    fn set_line(&mut self, item: usize, line: usize, lines: usize, how: LineUse) {
         let k = &mut self.items[item];
         if let Keep::All = k {
-            *k = Keep::Lines(vec![true; lines]);
+            *k = Keep::Lines(vec![LineUse::Read; lines]);
         }
         if let Keep::Lines(l) = k {
             if let Some(x) = l.get_mut(line) {
-                *x = false;
+                // Dropping wins over reading as tool text.
+                if *x != LineUse::Drop {
+                    *x = how;
+                }
             }
         }
     }
@@ -158,9 +185,22 @@ impl Mask {
     }
 }
 
-/// HTTP responses and ACP errors: items that report a failure by their kind.
+/// Failed HTTP requests and ACP errors: items that report a failure by
+/// their kind.
 fn is_report_item(item: &Item) -> bool {
-    matches!(item, Item::Http(_) | Item::AcpError(_))
+    match item {
+        Item::Http(h) => h.status.is_none_or(|s| s >= 400),
+        Item::AcpError(_) => true,
+        _ => false,
+    }
+}
+
+/// Items that may carry a provider's error text.
+fn is_error_item(item: &Item) -> bool {
+    matches!(
+        item,
+        Item::Http(_) | Item::AcpError(_) | Item::Stderr(_) | Item::Stdout(_)
+    )
 }
 
 impl Provenance {
@@ -176,26 +216,33 @@ impl Provenance {
         let notice = pattern("notice", &spec.notice);
         let echo = pattern("echo", &spec.echo);
         let report = pattern("report", &spec.report);
-        match (notice, echo, report) {
-            (Some(notice), Some(echo), Some(report)) if problems.is_empty() => Ok(Provenance {
-                notice,
-                echo,
-                report,
-                block_open: lower_all(&spec.echo_block_open),
-                block_close: lower_all(&spec.echo_block_close),
-            }),
+        let tool = pattern("tool", &spec.tool);
+        let tool_continuation = pattern("tool_continuation", &spec.tool_continuation);
+        match (notice, echo, report, tool, tool_continuation) {
+            (Some(notice), Some(echo), Some(report), Some(tool), Some(tool_continuation))
+                if problems.is_empty() =>
+            {
+                Ok(Provenance {
+                    notice,
+                    echo,
+                    report,
+                    tool,
+                    tool_continuation,
+                    block_open: lower_all(&spec.echo_block_open),
+                    block_close: lower_all(&spec.echo_block_close),
+                })
+            }
             _ => Err(problems),
         }
     }
 
-    /// What of `ev` is evidence, judged from what a full extraction found;
-    /// `None` when all of it is.
-    pub(crate) fn mask(&self, ev: &Evidence, facts: &Facts) -> Option<Mask> {
-        let n = ev.items.len();
-        // Stream lines by role, in order: (item, line, role).
-        let mut lines: Vec<(usize, usize, Role)> = Vec::new();
+    /// The role of every stream line a full extraction read, in order:
+    /// `(item, line, role)`.
+    fn roles(&self, ev: &Evidence, facts: &Facts) -> Vec<(usize, usize, Role)> {
+        let mut lines = Vec::new();
         let mut item = usize::MAX;
         let mut in_block = false;
+        let mut in_tool = false;
         let mut json_depth: i64 = 0;
         let mut prev_line = NO_LINE;
         for s in &facts.segments {
@@ -205,6 +252,7 @@ impl Provenance {
             if s.item != item {
                 item = s.item;
                 in_block = false;
+                in_tool = false;
                 json_depth = 0;
                 prev_line = NO_LINE;
             }
@@ -230,13 +278,22 @@ impl Provenance {
             } else if json_depth > 0 {
                 // The rest of a notice's JSON.
                 Role::Notice
+            } else if self.tool.matches(text, lower) {
+                in_tool = true;
+                Role::Tool
+            } else if in_tool && self.tool_continuation.matches(text, lower) {
+                Role::Tool
             } else if self.echo.matches(text, lower) {
+                in_tool = false;
                 Role::Echo
             } else if self.notice.matches(text, lower) {
+                in_tool = false;
                 Role::Notice
             } else if self.report.matches(text, lower) {
+                in_tool = false;
                 Role::Report
             } else {
+                in_tool = false;
                 Role::Other
             };
             if role == Role::Notice {
@@ -244,67 +301,103 @@ impl Provenance {
             }
             lines.push((s.item, s.line as usize, role));
         }
+        lines
+    }
 
-        let mut mask = Mask::all(n);
+    /// What of `ev` is evidence, judged from what a full extraction found;
+    /// `None` when all of it is.
+    pub(crate) fn mask(&self, ev: &Evidence, facts: &Facts) -> Option<Mask> {
+        let lines = self.roles(ev, facts);
+        let mut mask = Mask::all(ev.items.len());
         let stream_len = |i: usize| match &ev.items[i] {
             Item::Stderr(s) | Item::Stdout(s) => s.lines.len(),
             _ => 0,
         };
+        // Position order of (item, line); whole items sort before their lines.
+        let before =
+            |(i, l): (usize, usize), (oi, ol): (usize, usize)| i < oi || (i == oi && l < ol);
+        // Drops every error item and stream line before `at`.
+        let history = |mask: &mut Mask, at: (usize, usize)| {
+            for (i, it) in ev.items.iter().enumerate().take(at.0) {
+                if is_error_item(it) {
+                    mask.drop_item(i);
+                }
+            }
+            for &(i, l, _) in &lines {
+                if before((i, l), at) {
+                    mask.set_line(i, l, stream_len(i), LineUse::Drop);
+                }
+            }
+        };
+
         for &(i, l, role) in &lines {
-            if role == Role::Echo {
-                mask.drop_line(i, l, stream_len(i));
+            match role {
+                Role::Echo => mask.set_line(i, l, stream_len(i), LineUse::Drop),
+                Role::Tool => mask.set_line(i, l, stream_len(i), LineUse::Tool),
+                _ => {}
+            }
+        }
+
+        // A prompt echoed after an error starts a new turn.
+        let last_echo = lines.iter().rev().find(|&&(_, _, r)| r == Role::Echo);
+        if let Some(&(ei, el, _)) = last_echo {
+            let anything_after =
+                lines.iter().any(|&(i, l, _)| before((ei, el), (i, l))) || ev.items.len() > ei + 1;
+            if anything_after {
+                history(&mut mask, (ei, el));
             }
         }
 
         let success = ended_in_success(ev);
-        // The last output the agent produced, as (item, line).
-        let output = ev
-            .items
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(i, it)| match it {
-                Item::AcpUpdate(u)
-                    if u.update == "agent_message_chunk"
-                        && u.text.as_deref().is_some_and(|t| !t.trim().is_empty()) =>
-                {
-                    Some((i, usize::MAX))
-                }
-                Item::Stdout(_) => lines
-                    .iter()
-                    .rev()
-                    .find(|&&(li, _, r)| li == i && r == Role::Other)
-                    .map(|&(_, l, _)| (i, l)),
-                _ => None,
-            });
         if success {
-            if let Some((oi, ol)) = output {
-                for (i, it) in ev.items.iter().enumerate().take(oi) {
-                    if is_report_item(it) || matches!(it, Item::Stderr(_) | Item::Stdout(_)) {
+            let turn_ended = ev.items.iter().any(
+                |it| matches!(it, Item::AcpStop(s) if s.stop_reason.as_deref() == Some("end_turn")),
+            );
+            // The last output the agent produced, as (item, line).
+            let output = ev
+                .items
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(i, it)| match it {
+                    Item::AcpUpdate(u)
+                        if u.update == "agent_message_chunk"
+                            && u.text.as_deref().is_some_and(|t| !t.trim().is_empty()) =>
+                    {
+                        Some((i, 0))
+                    }
+                    Item::Stdout(_) => lines
+                        .iter()
+                        .rev()
+                        .find(|&&(li, _, r)| li == i && r == Role::Other)
+                        .map(|&(_, l, _)| (i, l)),
+                    _ => None,
+                });
+            if turn_ended {
+                for (i, it) in ev.items.iter().enumerate() {
+                    if is_error_item(it) {
                         mask.drop_item(i);
                     }
                 }
-                if ol != usize::MAX {
-                    for &(i, l, _) in &lines {
-                        if i == oi && l < ol {
-                            mask.drop_line(i, l, stream_len(i));
-                        }
-                    }
-                }
+            } else if let Some(at) = output {
+                history(&mut mask, at);
             }
         }
 
-        // Notices: superseded by anything later that reports, or by success.
-        let later_report_item = |i: usize| ev.items[i + 1..].iter().any(is_report_item);
+        // Notices: evidence only when nothing else is. A report anywhere
+        // (a report line, an HTTP failure or ACP error item), anything the
+        // agent printed after the notice, or success supersedes them.
+        let other_report =
+            lines.iter().any(|&(_, _, r)| r == Role::Report) || ev.items.iter().any(is_report_item);
         for (k, &(i, l, role)) in lines.iter().enumerate() {
             if role != Role::Notice {
                 continue;
             }
             let later_line = lines[k + 1..]
                 .iter()
-                .any(|&(li, ll, r)| (li, ll) != (i, l) && matches!(r, Role::Notice | Role::Report));
-            if success || later_line || later_report_item(i) {
-                mask.drop_line(i, l, stream_len(i));
+                .any(|&(li, ll, r)| (li, ll) != (i, l) && r != Role::Echo);
+            if success || other_report || later_line {
+                mask.set_line(i, l, stream_len(i), LineUse::Drop);
             }
         }
         (!mask.is_all()).then_some(mask)
