@@ -129,6 +129,21 @@ pub enum CatalogueCommand {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// Score the classifier against labelled corpora (the shared corpus
+    /// format), with figures per family (one per file): exact answers,
+    /// false recoveries, timing and leaks.
+    Score {
+        /// Corpus files (JSONL, one labelled case per line). Without any,
+        /// every `*.jsonl` in `catalogue/corpus/`.
+        files: Vec<std::path::PathBuf>,
+        /// Exit 1 below the gate: 98 % exact, no false recovery, 95 % of
+        /// timing right, no leak.
+        #[arg(long)]
+        gate: bool,
+        /// List every miss with its rule and excerpt.
+        #[arg(long, short)]
+        verbose: bool,
+    },
 }
 
 fn parse_caller(s: &str) -> Result<app::route::CallerKind, String> {

@@ -20,6 +20,14 @@ fn main() -> ExitCode {
         Command::Catalogue {
             command: CatalogueCommand::Check { verbose },
         } => server::classify::cli::run_catalogue_check(verbose),
+        Command::Catalogue {
+            command:
+                CatalogueCommand::Score {
+                    files,
+                    gate,
+                    verbose,
+                },
+        } => server::classify::cli::run_catalogue_score(&files, gate, verbose),
         Command::Run(args) => server::runner::run(args),
         Command::Demo(args) => serve(args.into()),
     }

@@ -23,8 +23,10 @@
 //! Aho-Corasick pass over literals every pattern requires picks the few
 //! patterns that can match; only those run (see `prefilter`).
 
+use super::evidence::Evidence;
 use super::extract::{kind, Facts, Source};
 use super::prefilter::{Hit, Prefilter};
+use super::provenance::{Mask, Provenance, ProvenanceSpec};
 use super::timing::TimingSource;
 use app::policy::ErrorClass;
 use regex::bytes::{Regex, RegexBuilder};
@@ -103,6 +105,8 @@ pub struct CatalogueSpec {
     #[serde(default)]
     pub timing_profiles: BTreeMap<String, Vec<String>>,
     pub codes: BTreeMap<String, CodeSpec>,
+    /// Which parts of an envelope are evidence (see `provenance`).
+    pub provenance: ProvenanceSpec,
     /// Filled from the rule files.
     #[serde(skip)]
     pub rules: Vec<RuleSpec>,
@@ -274,6 +278,26 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         "rules/other-agents.toml",
         include_str!("../../../catalogue/rules/other-agents.toml"),
     ),
+    (
+        "rules/openai-compatible.toml",
+        include_str!("../../../catalogue/rules/openai-compatible.toml"),
+    ),
+    (
+        "rules/cn-providers.toml",
+        include_str!("../../../catalogue/rules/cn-providers.toml"),
+    ),
+    (
+        "rules/gateways.toml",
+        include_str!("../../../catalogue/rules/gateways.toml"),
+    ),
+    (
+        "rules/local-inference.toml",
+        include_str!("../../../catalogue/rules/local-inference.toml"),
+    ),
+    (
+        "rules/agent-runtime.toml",
+        include_str!("../../../catalogue/rules/agent-runtime.toml"),
+    ),
 ];
 
 // ---------------------------------------------------------------------------
@@ -354,6 +378,7 @@ pub struct Catalogue {
     prefilters: [Prefilter; 3],
     owners: [Vec<(usize, Role)>; 3],
     rule_bits: RuleBits,
+    provenance: Provenance,
     pub(crate) unknown: usize,
 }
 
@@ -749,6 +774,13 @@ impl Catalogue {
                 weight,
             });
         }
+        let provenance = match Provenance::compile(&spec.provenance) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                p.extend(e);
+                None
+            }
+        };
         let mut prefilters: [Prefilter; 3] = Default::default();
         if p.is_empty() {
             for src in Source::ALL {
@@ -762,10 +794,11 @@ impl Catalogue {
                 }
             }
         }
-        if !p.is_empty() {
+        let Some(provenance) = provenance.filter(|_| p.is_empty()) else {
             return Err(CatalogueError { problems: p });
-        }
+        };
         Ok(Catalogue {
+            provenance,
             version: spec.version.trim().to_owned(),
             tiers: spec.tiers,
             codes,
@@ -823,9 +856,11 @@ impl Catalogue {
         }
     }
 
-    /// Every rule that matches `evidence`, and whether the best tier agrees.
-    pub fn explain(&self, evidence: &super::Evidence) -> Explanation {
-        let facts = Facts::extract(evidence);
+    /// Every rule that matches the evidence part of `evidence` (see
+    /// `provenance`), and whether the best tier agrees.
+    pub fn explain(&self, evidence: &Evidence) -> Explanation {
+        let mask = self.analyse(evidence, |_, _, _, mask| mask.cloned());
+        let facts = Facts::extract(evidence, mask.as_ref());
         let matched = self.matching_rules(&facts);
         let mut matches: Vec<RuleMatch> = matched
             .iter()
@@ -848,6 +883,74 @@ impl Catalogue {
             matches,
             conflicting,
         }
+    }
+
+    /// Extracts the evidence part of `ev` and finds the deciding rules and
+    /// verdict, then hands them to `then`. Provenance first (echoes,
+    /// superseded notices, errors the agent carried on after are dropped);
+    /// then, when the deciding tier disagrees across items, the last item's
+    /// report is the outcome: earlier items are dropped and the rules run
+    /// again.
+    pub(crate) fn analyse<R>(
+        &self,
+        ev: &Evidence,
+        then: impl FnOnce(&Facts, &Evaluation<'_>, &Verdict, Option<&Mask>) -> R,
+    ) -> R {
+        let first = Facts::extract(ev, None);
+        let mask = self.provenance.mask(ev, &first);
+        let facts = match &mask {
+            Some(m) => Facts::extract(ev, Some(m)),
+            None => first,
+        };
+        let earlier = {
+            let evaluation = self.deciding_rules(&facts);
+            let verdict = self.verdict(&evaluation.matched);
+            match self.superseded_reports(&facts, &evaluation, &verdict) {
+                None => return then(&facts, &evaluation, &verdict, mask.as_ref()),
+                Some(items) => items,
+            }
+        };
+        let mut mask = mask.unwrap_or_else(|| Mask::all(ev.items.len()));
+        for i in earlier {
+            mask.drop_item(i);
+        }
+        let facts = Facts::extract(ev, Some(&mask));
+        let evaluation = self.deciding_rules(&facts);
+        let verdict = self.verdict(&evaluation.matched);
+        then(&facts, &evaluation, &verdict, Some(&mask))
+    }
+
+    /// When the deciding tier's rules disagree, each found its evidence in
+    /// one item, and the rules of the latest of those items agree: the
+    /// earlier items (their reports are superseded by the final one).
+    fn superseded_reports(
+        &self,
+        facts: &Facts,
+        evaluation: &Evaluation<'_>,
+        verdict: &Verdict,
+    ) -> Option<Vec<usize>> {
+        let Verdict::Conflict(top) = verdict else {
+            return None;
+        };
+        let place = |i: usize| match evaluation.text_place(i) {
+            Some((src, pos)) => facts.item_at(src, pos),
+            None => self.rules[i].cond.decisive_item(facts),
+        };
+        let places = top
+            .iter()
+            .map(|&i| place(i))
+            .collect::<Option<Vec<usize>>>()?;
+        let last = *places.iter().max()?;
+        let codes: HashSet<usize> = top
+            .iter()
+            .zip(&places)
+            .filter(|(_, p)| **p == last)
+            .map(|(&i, _)| self.rules[i].code)
+            .collect();
+        let mut earlier: Vec<usize> = places.into_iter().filter(|&p| p != last).collect();
+        earlier.sort_unstable();
+        earlier.dedup();
+        (codes.len() == 1 && !earlier.is_empty()).then_some(earlier)
     }
 
     /// Indexes of every rule whose conditions hold.

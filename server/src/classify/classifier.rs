@@ -6,7 +6,7 @@
 //! (see [`classify_at`]), so timing hints are validated against when the
 //! failure happened, not when it was reported.
 
-use super::catalogue::{Catalogue, Confidence, Rule, Scope, Verdict};
+use super::catalogue::{Catalogue, Confidence, Evaluation, Rule, Scope, Verdict};
 use super::evidence::{Evidence, EvidenceError, Item, Phase};
 use super::extract::{Facts, Segment, Source};
 use super::{sanitize, timing};
@@ -83,13 +83,24 @@ pub fn classify_at(
     now: DateTime<Utc>,
 ) -> Classification {
     let reference = evidence.occurred_at.unwrap_or(now);
-    let facts = Facts::extract(evidence);
-    let evaluation = catalogue.deciding_rules(&facts);
-    let verdict = catalogue.verdict(&evaluation.matched);
+    catalogue.analyse(evidence, |facts, evaluation, verdict, _| {
+        decide(catalogue, evidence, reference, facts, evaluation, verdict)
+    })
+}
 
+/// The classification the deciding rules and verdict give.
+fn decide(
+    catalogue: &Catalogue,
+    evidence: &Evidence,
+    reference: DateTime<Utc>,
+    facts: &Facts,
+    evaluation: &Evaluation<'_>,
+    verdict: &Verdict,
+) -> Classification {
     let unknown = catalogue.unknown;
     let (code, rule_id, confidence, scope, hint, excerpt) = match verdict {
         Verdict::Rule(i) => {
+            let i = *i;
             let r = &catalogue.rules[i];
             let mut code = r.code;
             let recovering = matches!(
@@ -102,12 +113,12 @@ pub fn classify_at(
             let place = evaluation.text_place(i);
             let item = match place {
                 Some((src, pos)) => facts.item_at(src, pos),
-                None => r.cond.decisive_item(&facts),
+                None => r.cond.decisive_item(facts),
             };
             let hint = if recovering && !r.timing.is_empty() {
                 timing::resolve(
                     &r.timing,
-                    &facts,
+                    facts,
                     r.text_mask | Source::Error.bit(),
                     item,
                     reference,
@@ -123,10 +134,10 @@ pub fn classify_at(
             let scope = r.scope.or(catalogue.codes[code].scope);
             let excerpt = match (place, item) {
                 (Some((src, pos)), _) => {
-                    place_excerpt(&facts, src, pos, || evaluation.text_focus(i))
+                    place_excerpt(facts, src, pos, || evaluation.text_focus(i))
                 }
-                (None, Some(item)) => item_excerpt(&facts, evidence, item, r),
-                (None, None) => fallback_excerpt(&facts, evidence),
+                (None, Some(item)) => item_excerpt(facts, evidence, item, r),
+                (None, None) => fallback_excerpt(facts, evidence),
             };
             (code, r.id.clone(), r.confidence, scope, hint, excerpt)
         }
@@ -136,7 +147,7 @@ pub fn classify_at(
             Confidence::Low,
             None,
             None,
-            fallback_excerpt(&facts, evidence),
+            fallback_excerpt(facts, evidence),
         ),
         Verdict::None => (
             unknown,
@@ -144,7 +155,7 @@ pub fn classify_at(
             Confidence::Low,
             None,
             None,
-            fallback_excerpt(&facts, evidence),
+            fallback_excerpt(facts, evidence),
         ),
     };
     let c = &catalogue.codes[code];

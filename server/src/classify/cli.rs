@@ -1,11 +1,14 @@
-//! The two CLI entry points: `classify` (JSONL in, JSONL out) and
-//! `catalogue check` (validate the catalogue and run its fixtures).
+//! The CLI entry points: `classify` (JSONL in, JSONL out), `catalogue
+//! check` (validate the catalogue and run its fixtures) and `catalogue
+//! score` (figures and gates over labelled corpora).
 
 use super::catalogue::Catalogue;
 use super::classifier::classify_line;
 use super::fixtures;
+use super::score::{self, Gate};
 use chrono::{SubsecRound, Utc};
 use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Longest input line accepted, in bytes; longer lines get an error line.
@@ -169,5 +172,52 @@ pub fn run_catalogue_check(verbose: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `kandev-recovery catalogue score [--gate] [FILE…]`: prints figures per
+/// family; with `--gate`, exit 1 below a threshold. A missing, unreadable
+/// or empty corpus is always an error, never a pass.
+pub fn run_catalogue_score(files: &[PathBuf], gate: bool, verbose: bool) -> ExitCode {
+    let catalogue = match Catalogue::load_builtin() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let files = if files.is_empty() {
+        match score::corpus_files(std::path::Path::new("catalogue/corpus")) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("catalogue score: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        files.to_vec()
+    };
+    let report = match score::score_files(&catalogue, &files) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("catalogue score: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if verbose {
+        for m in &report.misses {
+            println!("  MISS {m}");
+        }
+    }
+    print!("{report}");
+    let failures = report.failures(&Gate::default());
+    if failures.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    println!("below the gate: {}", failures.join("; "));
+    if gate {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }

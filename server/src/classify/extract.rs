@@ -21,6 +21,7 @@
 
 use super::evidence::{cut, Evidence, Item};
 use super::json::Json;
+use super::provenance::{LineUse, Mask};
 use regex::bytes::Regex;
 use serde_json::Value;
 use std::sync::LazyLock;
@@ -57,7 +58,13 @@ pub(crate) struct Segment {
     pub start: usize,
     pub end: usize,
     pub item: usize,
+    /// The stream line it came from (for text read out of JSON, the line
+    /// the JSON starts on); [`NO_LINE`] outside stream items.
+    pub line: u32,
 }
+
+/// [`Segment::line`] of text that does not come from a stream line.
+pub(crate) const NO_LINE: u32 = u32::MAX;
 
 /// A reset-style header (`x-ratelimit-reset-tokens: 6m0s`) with its
 /// `remaining` partner when present.
@@ -104,6 +111,8 @@ pub(crate) struct Facts {
     pub no_response: Option<usize>,
     pub tool_failed: Option<usize>,
     pub timing: TimingInputs,
+    /// The stream line being read (see [`Segment::line`]).
+    line: u32,
 }
 
 /// Bits for the kinds of facts an envelope has, so rules that need a kind
@@ -120,6 +129,17 @@ pub(crate) mod kind {
     pub const TOOL_FAILED: u16 = 1 << 8;
     /// How many kinds there are.
     pub const COUNT: usize = 9;
+}
+
+/// How the lines of a text map to a stream item's lines.
+#[derive(Clone, Copy)]
+enum LineMap<'a> {
+    /// Not a stream item's text.
+    None,
+    /// Every line of the item, in order.
+    Identity,
+    /// The kept lines: the k-th line of the text is the item's `l[k]`.
+    Kept(&'a [u32]),
 }
 
 /// Most JSON nodes read per item, so a hostile body cannot make extraction slow.
@@ -139,6 +159,16 @@ static STATUS_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
     .expect("status pattern compiles")
 });
 
+/// `Limit 30000, Used 12, Requested 61337` (lower case; `Used` optional).
+static LIMIT_REQUESTED: LazyLock<Regex> = LazyLock::new(|| {
+    regex::bytes::RegexBuilder::new(
+        r"\blimit:?\s+([\d,]{1,12}),?\s+(?:used:?\s+([\d,]{1,12}),?\s+)?requested:?\s+~?([\d,]{1,12})\b",
+    )
+    .unicode(false)
+    .build()
+    .expect("limit pattern compiles")
+});
+
 static EXCEPTION: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("Exception"));
 
@@ -153,8 +183,13 @@ fn first_status_digits(b: &[u8]) -> Option<usize> {
 }
 
 impl Facts {
-    pub(crate) fn extract(ev: &Evidence) -> Facts {
-        let mut f = Facts::default();
+    /// Extracts every item's facts; with a `mask`, only what it keeps (see
+    /// `provenance`): items and stream lines it drops are not read at all.
+    pub(crate) fn extract(ev: &Evidence, mask: Option<&Mask>) -> Facts {
+        let mut f = Facts {
+            line: NO_LINE,
+            ..Facts::default()
+        };
         // Room for the error haystack up front (growing it by doubling would
         // copy it several times); JSON bodies give less text than their size.
         f.hay[Source::Error as usize].reserve(ev.items.iter().map(text_size).sum());
@@ -169,6 +204,10 @@ impl Facts {
                 .sum(),
         );
         for (idx, item) in ev.items.iter().enumerate() {
+            if mask.is_some_and(|m| m.drops_item(idx)) {
+                continue;
+            }
+            f.line = NO_LINE;
             match item {
                 Item::Http(h) => {
                     if let Some(s) = h.status {
@@ -219,6 +258,14 @@ impl Facts {
                             f.text(Source::Tool, idx, t);
                         }
                     }
+                    // An update without a status may be a failure the
+                    // adapter did not mark: its text is read as tool text
+                    // (only rules naming the tool haystack look at it).
+                    "tool_call_update" if u.status.is_none() => {
+                        if let Some(t) = &u.text {
+                            f.text(Source::Tool, idx, t);
+                        }
+                    }
                     _ => {}
                 },
                 Item::AcpStop(s) => {
@@ -229,15 +276,48 @@ impl Facts {
                     }
                 }
                 Item::Stderr(s) | Item::Stdout(s) => {
+                    let lines = mask.and_then(|m| m.lines(idx));
+                    let read = |n: usize| {
+                        lines.map_or(LineUse::Read, |l| {
+                            l.get(n).copied().unwrap_or(LineUse::Read)
+                        })
+                    };
+                    let keep = |n: usize| read(n) == LineUse::Read;
                     let mut any_brace = false;
-                    for line in &s.lines {
-                        any_brace |= line.contains('{');
-                        f.text(Source::Error, idx, line);
+                    let mut all = true;
+                    for (n, line) in s.lines.iter().enumerate() {
+                        f.line = n as u32;
+                        match read(n) {
+                            LineUse::Read => {
+                                any_brace |= line.contains('{');
+                                f.text(Source::Error, idx, line);
+                            }
+                            LineUse::Tool => {
+                                all = false;
+                                f.text(Source::Tool, idx, line);
+                            }
+                            LineUse::Drop => all = false,
+                        }
                     }
                     if any_brace {
-                        let joined = s.lines.join("\n");
-                        f.embedded_json(&joined, idx, 0);
+                        // JSON may spread over lines; its text is tied to
+                        // the line it starts on.
+                        if all {
+                            f.json_objects(&s.lines.join("\n"), idx, 0, LineMap::Identity);
+                        } else {
+                            let kept: Vec<u32> = (0..s.lines.len())
+                                .filter(|&n| keep(n))
+                                .map(|n| n as u32)
+                                .collect();
+                            let joined = kept
+                                .iter()
+                                .map(|&n| s.lines[n as usize].as_str())
+                                .collect::<Vec<_>>()
+                                .join("\n");
+                            f.json_objects(&joined, idx, 0, LineMap::Kept(&kept));
+                        }
                     }
+                    f.line = NO_LINE;
                 }
                 Item::ProcessExit(p) => {
                     if let Some(c) = p.exit_code {
@@ -255,7 +335,35 @@ impl Facts {
         for (lower, hay) in f.lower.iter_mut().zip(&f.hay) {
             *lower = hay.as_bytes().to_ascii_lowercase();
         }
+        f.oversized_request();
         f
+    }
+
+    /// A request larger than the whole limit it was measured against
+    /// ("on tokens per min (TPM): Limit 7000, Used 0, Requested 12903"):
+    /// waiting never lets it through. Gives the `request_exceeds_limit`
+    /// identifier.
+    fn oversized_request(&mut self) {
+        let lower = &self.lower[Source::Error as usize];
+        if memchr::memmem::find(lower, b"requested").is_none() {
+            return;
+        }
+        let over = LIMIT_REQUESTED.captures_iter(lower).take(8).find_map(|c| {
+            let n = |g: usize| {
+                std::str::from_utf8(c.get(g)?.as_bytes())
+                    .ok()?
+                    .replace(',', "")
+                    .parse::<u64>()
+                    .ok()
+            };
+            let (limit, requested) = (n(1)?, n(3)?);
+            let start = c.get(0)?.start();
+            (requested > limit).then_some(start)
+        });
+        if let Some(at) = over {
+            let item = self.item_at(Source::Error, at).unwrap_or(0);
+            self.token("request_exceeds_limit", item);
+        }
     }
 
     /// Appends `text` to a haystack as one segment: ANSI escapes removed,
@@ -278,6 +386,7 @@ impl Facts {
                 start,
                 end,
                 item,
+                line: self.line,
             });
         }
     }
@@ -299,7 +408,12 @@ impl Facts {
                     let is_ratelimit = n.starts_with("x-ratelimit")
                         || n.starts_with("anthropic-ratelimit")
                         || n.starts_with("x-rate-limit")
-                        || n.starts_with("ratelimit");
+                        || n.starts_with("ratelimit")
+                        || n.starts_with("x-ai-ratelimit");
+                    // Kong's AI rate limiting says retry-after in its own header.
+                    if n == "x-ai-ratelimit-retry-after" && !headers.contains_key("retry-after") {
+                        self.timing.retry_after = Some(value.clone());
+                    }
                     if is_reset && is_ratelimit {
                         if n.contains("unified") {
                             self.timing.unified_resets.push(value.clone());
@@ -351,6 +465,13 @@ impl Facts {
     /// Parses JSON objects embedded in `text`; returns how many were read.
     /// `nest` counts how many JSON-in-text levels deep this text already is.
     fn embedded_json(&mut self, text: &str, idx: usize, nest: usize) -> usize {
+        self.json_objects(text, idx, nest, LineMap::None)
+    }
+
+    /// [`Self::embedded_json`]; for a stream item's lines joined by
+    /// newlines, `lines` maps the joined text's lines to the item's, and
+    /// each object's text is tied to the line it starts on.
+    fn json_objects(&mut self, text: &str, idx: usize, nest: usize, lines: LineMap) -> usize {
         if nest > MAX_NESTED_JSON || !text.contains('{') {
             return 0;
         }
@@ -368,11 +489,32 @@ impl Facts {
                 Some(Ok(v)) => {
                     let consumed = stream.byte_offset().max(1);
                     let mut budget = NODE_BUDGET;
+                    if !matches!(lines, LineMap::None) {
+                        let k = memchr::memchr_iter(b'\n', &text.as_bytes()[..start]).count();
+                        self.line = match lines {
+                            LineMap::Kept(l) => l.get(k).copied().unwrap_or(NO_LINE),
+                            _ => k as u32,
+                        };
+                    }
                     self.walk(&v, idx, 0, nest + 1, &mut budget);
                     found += 1;
                     pos = start + consumed;
                 }
-                _ => pos = start + 1,
+                _ => match python_literal_as_json(&text[start..]) {
+                    // Python SDKs print errors as dict literals
+                    // (`Error code: 429 - {'error': {'type': …, 'param': None}}`).
+                    Some((json, consumed)) => {
+                        if let Some(v) = Json::parse(&json) {
+                            let mut budget = NODE_BUDGET;
+                            self.walk(&v, idx, 0, nest + 1, &mut budget);
+                            found += 1;
+                            pos = start + consumed;
+                        } else {
+                            pos = start + 1;
+                        }
+                    }
+                    None => pos = start + 1,
+                },
             }
             if pos >= text.len() {
                 break;
@@ -452,6 +594,21 @@ impl Facts {
                             }
                             _ => {}
                         },
+                        // Why a completion stopped, in a response that may
+                        // look like a success (`finish_reason: content_filter`,
+                        // Gemini `finishReason: SAFETY`, Bedrock
+                        // `stopReason: guardrail_intervened`).
+                        "finish_reason" | "finishReason" | "blockReason" | "block_reason"
+                        | "stopReason" => {
+                            if let Json::String(r) = val {
+                                let kind = match k {
+                                    "blockReason" | "block_reason" => "block_reason",
+                                    "stopReason" => "stop_reason",
+                                    _ => "finish_reason",
+                                };
+                                self.token(&format!("{kind}_{r}"), idx);
+                            }
+                        }
                         _ => self.timing_field(k, val),
                     }
                 }
@@ -532,7 +689,8 @@ impl Facts {
             return;
         }
         match key {
-            "resets_at" | "resetsAt" | "reset_at" | "resetAt" | "reset_time" | "resetTime" => {
+            "resets_at" | "resetsAt" | "reset_at" | "resetAt" | "reset_time" | "resetTime"
+            | "X-RateLimit-Reset" | "x-ratelimit-reset" => {
                 let s = match val {
                     Json::Number(n) => n.to_string(),
                     Json::String(s) => s.to_string(),
@@ -547,7 +705,8 @@ impl Facts {
             | "retryAfter"
             | "retry_after_seconds"
             | "retryAfterSeconds"
-            | "resetsInSeconds" => {
+            | "resetsInSeconds"
+            | "estimated_time" => {
                 if let Some(n) = num(val) {
                     self.timing.body.push(BodyHint::Seconds(n));
                 }
@@ -795,6 +954,122 @@ fn normalise_into(text: &str, out: &mut String) {
     }
 }
 
+/// A Python literal at the start of `s` (`{'error': {'code': None}}`, as
+/// Python SDKs print errors), rewritten as JSON, with the length of `s` it
+/// covers: single-quoted and `b'…'` strings become JSON strings, `None`,
+/// `True` and `False` become `null`, `true` and `false`. `None` when `s`
+/// does not start with such a literal, the literal is not closed, or it
+/// needed no rewriting (then it is not valid JSON for another reason).
+fn python_literal_as_json(s: &str) -> Option<(String, usize)> {
+    let b = s.as_bytes();
+    // `{'…` or `{"…`: a dict with a string key, perhaps after spaces.
+    let first = b.iter().skip(1).find(|c| !c.is_ascii_whitespace())?;
+    if b.first() != Some(&b'{') || !matches!(first, b'\'' | b'"') {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len().min(4096));
+    let mut depth = 0usize;
+    let mut rewrote = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            c @ (b'{' | b'[') => {
+                depth += 1;
+                out.push(c as char);
+                i += 1;
+            }
+            c @ (b'}' | b']') => {
+                depth = depth.checked_sub(1)?;
+                out.push(c as char);
+                i += 1;
+                if depth == 0 {
+                    return rewrote.then_some((out, i));
+                }
+            }
+            q @ (b'\'' | b'"') => {
+                rewrote |= q == b'\'';
+                out.push('"');
+                i += 1;
+                loop {
+                    let c = *b.get(i)?;
+                    if c == q {
+                        i += 1;
+                        break;
+                    }
+                    match c {
+                        b'\\' => {
+                            rewrote |= b.get(i + 1) == Some(&b'\'');
+                            match b.get(i + 1)? {
+                                b'\'' => out.push('\''),
+                                b'"' => out.push_str("\\\""),
+                                b'\\' => out.push_str("\\\\"),
+                                b'n' => out.push_str("\\n"),
+                                b't' => out.push_str("\\t"),
+                                b'r' => out.push_str("\\r"),
+                                // \x41, \u… and the like: kept as text.
+                                _ => {
+                                    out.push_str("\\\\");
+                                    i += 1;
+                                    continue;
+                                }
+                            }
+                            i += 2;
+                        }
+                        b'"' => {
+                            out.push_str("\\\"");
+                            i += 1;
+                        }
+                        // A line break inside a string (the text was wrapped):
+                        // one space, and the next line's indentation goes.
+                        c if c < 0x20 => {
+                            rewrote = true;
+                            if !out.ends_with(' ') {
+                                out.push(' ');
+                            }
+                            i += 1;
+                            while matches!(b.get(i), Some(b' ' | b'\t')) {
+                                i += 1;
+                            }
+                        }
+                        _ => {
+                            let ch = s.get(i..)?.chars().next()?;
+                            out.push(ch);
+                            i += ch.len_utf8();
+                        }
+                    }
+                }
+                out.push('"');
+            }
+            c if c.is_ascii_alphabetic() => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let word = &s[start..i];
+                let before_quote = matches!(b.get(i), Some(b'\'' | b'"'));
+                match word {
+                    "None" => out.push_str("null"),
+                    "True" => out.push_str("true"),
+                    "False" => out.push_str("false"),
+                    // String prefixes: b'…', u'…', r'…'.
+                    "b" | "u" | "r" if before_quote => {}
+                    _ => {
+                        out.push_str(word);
+                        continue;
+                    }
+                }
+                rewrote = true;
+            }
+            _ => {
+                let ch = s.get(i..)?.chars().next()?;
+                out.push(ch);
+                i += ch.len_utf8();
+            }
+        }
+    }
+    None
+}
+
 /// Drops HTML tags and collapses whitespace.
 fn strip_tags(html: &str) -> String {
     let mut out = String::with_capacity(html.len().min(4096));
@@ -831,7 +1106,7 @@ mod tests {
     use super::*;
 
     fn facts(json: &str) -> Facts {
-        Facts::extract(&Evidence::from_json_str(json).unwrap())
+        Facts::extract(&Evidence::from_json_str(json).unwrap(), None)
     }
 
     #[test]
@@ -873,6 +1148,42 @@ mod tests {
         );
         let s: Vec<u16> = f.statuses.iter().map(|(s, _)| *s).collect();
         assert_eq!(s, vec![401, 529, 429]);
+    }
+
+    #[test]
+    fn python_literals_are_read_like_json() {
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["Error code: 529 - {'type': 'error', 'error': {'type': 'overloaded_error', 'message': \"Don't retry\", 'param': None}}"]}]}"#,
+        );
+        assert!(
+            f.tokens.iter().any(|(t, _)| t == "overloaded_error"),
+            "{:?}",
+            f.tokens
+        );
+        assert!(f.hay[0].contains("Don't retry"));
+        let (json, n) = python_literal_as_json("{'a': b'x\\'y', 'b': [True, None]} tail").unwrap();
+        assert_eq!(json, r#"{"a": "x'y", "b": [true, null]}"#);
+        assert_eq!(n, "{'a': b'x\\'y', 'b': [True, None]}".len());
+        assert!(python_literal_as_json("{\"a\": 1}").is_none());
+        assert!(python_literal_as_json("{'a': 'open").is_none());
+    }
+
+    #[test]
+    fn finish_reasons_and_oversized_requests_are_identifiers() {
+        let f = facts(
+            r#"{"items":[{"kind":"http","status":200,"body":"{\"choices\":[{\"finish_reason\":\"content_filter\"}],\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"}}"}]}"#,
+        );
+        let t: Vec<&str> = f.tokens.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(t.contains(&"finish_reason_content_filter"), "{t:?}");
+        assert!(t.contains(&"block_reason_prohibited_content"), "{t:?}");
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["on tokens per minute (TPM): Limit 7000, Used 0, Requested ~12903. Please try again in 50s."]}]}"#,
+        );
+        assert!(f.tokens.iter().any(|(t, _)| t == "request_exceeds_limit"));
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["on tokens per min (TPM): Limit 30000, Used 29000, Requested 2,000."]}]}"#,
+        );
+        assert!(!f.tokens.iter().any(|(t, _)| t == "request_exceeds_limit"));
     }
 
     #[test]

@@ -65,6 +65,26 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         "fixtures/other-agents.json",
         include_str!("../../../catalogue/fixtures/other-agents.json"),
     ),
+    (
+        "fixtures/openai-compatible.json",
+        include_str!("../../../catalogue/fixtures/openai-compatible.json"),
+    ),
+    (
+        "fixtures/cn-providers.json",
+        include_str!("../../../catalogue/fixtures/cn-providers.json"),
+    ),
+    (
+        "fixtures/gateways.json",
+        include_str!("../../../catalogue/fixtures/gateways.json"),
+    ),
+    (
+        "fixtures/local-inference.json",
+        include_str!("../../../catalogue/fixtures/local-inference.json"),
+    ),
+    (
+        "fixtures/agent-runtime.json",
+        include_str!("../../../catalogue/fixtures/agent-runtime.json"),
+    ),
 ];
 
 /// One fixture.

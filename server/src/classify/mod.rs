@@ -16,7 +16,8 @@
 //! - [`sanitize`]: redaction and the bounded `safe_excerpt`.
 //! - [`classifier`]: [`classify`], the pure function tying them together.
 //! - [`unknown`]: the bounded log of unrecognised evidence.
-//! - [`fixtures`]: the fixture format and runner; [`cli`]: the CLI commands.
+//! - [`fixtures`]: the fixture format and runner; [`score`]: figures and
+//!   gates over labelled corpora; [`cli`]: the CLI commands.
 
 pub mod catalogue;
 pub mod classifier;
@@ -26,8 +27,10 @@ mod extract;
 pub mod fixtures;
 mod json;
 mod prefilter;
+pub mod provenance;
 pub mod sanitize;
 mod scan;
+pub mod score;
 pub mod timing;
 pub mod unknown;
 

@@ -2,12 +2,19 @@
 //! excerpt with secrets and identities removed.
 //!
 //! Redacted: API keys (`sk-…`, `sk-ant-…`, `sk-proj-…`, `AIza…`, `gh?_…`,
-//! `xai-…`, `gsk_…`, AWS access keys), masked key fragments, bearer and basic
-//! credentials, JWTs, `key=value` secrets, URL query strings, emails, org /
-//! user / project / account identifiers, UUIDs, long digit runs (project
-//! numbers, account ids) and any long token that mixes letters and digits
-//! (request ids, key tails). Model names like `claude-3-5-sonnet-20241022`
-//! survive because no part of them is a long mixed token.
+//! `xai-…`, `gsk_…`, AWS access keys), masked key fragments (`****q7x2`),
+//! bearer and basic credentials, JWTs, `key=value` secrets, URL query
+//! strings, emails, org / user / project / account identifiers, UUIDs, long
+//! digit runs (project numbers, account ids), colon-separated hex request
+//! ids (`7F3A:2B1C44:20D5E68:…`), any long token that mixes letters and
+//! digits (request ids, key tails), and identities by position: the value
+//! of an identity field (`project_id: …`, `"account": …`, `User: …`), a
+//! name with digits after an identity word (`project my-proj-4821`, `you
+//! (devuser4821)`), the segment after a resource collection in a path
+//! (`projects/<id>/`, `subscriptions/<id>/`, `resourceGroups/<id>/`,
+//! `accounts/<id>/`…) and the account and resource of an ARN. Model names
+//! like `claude-3-5-sonnet-20241022` survive because no part of them is a
+//! long mixed token.
 
 use std::borrow::Cow;
 
@@ -69,6 +76,8 @@ const ALPHA: u8 = 4;
 const OTHER: u8 = 8;
 const COLON: u8 = 16;
 const AT: u8 = 32;
+const SLASH: u8 = 64;
+const STAR: u8 = 128;
 
 static CLASS: [u8; 256] = {
     let mut t = [OTHER; 256];
@@ -91,6 +100,8 @@ static CLASS: [u8; 256] = {
     }
     t[b':' as usize] = OTHER | COLON;
     t[b'@' as usize] = OTHER | AT;
+    t[b'/' as usize] = OTHER | SLASH;
+    t[b'*' as usize] = OTHER | STAR;
     t
 };
 
@@ -109,6 +120,11 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
     let mut copied = 0;
     let mut expect_secret = false;
     let mut prev_key = false; // previous token was "key" (for "API key provided:")
+                              // The previous token named an identity field (`project_id:`): its value goes.
+    let mut expect_id = false;
+    // The previous token was an identity word (`user`, `project`, `you`…):
+    // a name with digits after it goes.
+    let mut prev_ident = false;
     let mut i = 0;
     while i < b.len() {
         if is_delim(b[i]) {
@@ -126,11 +142,13 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             i += 1;
         }
         let tok = &b[start..i];
-        if kinds == ALPHA && tok.len() < 5 && !expect_secret {
+        if kinds == ALPHA && tok.len() < 5 && !expect_secret && !expect_id {
             // Most tokens are short words: too short to hide anything, to
             // name a secret or to introduce one (`key` only in `API key
-            // provided:`). The general path below would conclude the same.
+            // provided:`; `user`, `org`, `team`, `you` before a name). The
+            // general path below would conclude the same.
             prev_key = tok.eq_ignore_ascii_case(b"key");
+            prev_ident = is_identity_word(tok);
             continue;
         }
         // Keep trailing sentence punctuation outside the replaced span.
@@ -144,11 +162,23 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         }
         let is_bearer = core.eq_ignore_ascii_case(b"bearer") || core.eq_ignore_ascii_case(b"basic");
         let is_sep = core == b":" || core == b"=";
-        let replacement = if expect_secret && !is_bearer && !is_sep {
+        let replacement: Option<Cow<'static, str>> = if expect_secret && !is_bearer && !is_sep {
             expect_secret = false;
-            Some("[redacted]")
+            Some(Cow::Borrowed("[redacted]"))
+        } else if expect_id && !is_sep {
+            expect_id = false;
+            Some(Cow::Borrowed("[id]"))
+        } else if prev_ident && looks_like_name(core, kinds) {
+            Some(Cow::Borrowed("[id]"))
+        } else if kinds & COLON != 0 && starts_with_ci(core, b"arn:") {
+            redact_arn(core)
+                .map(Cow::Owned)
+                .or_else(|| classify_token(core, kinds).map(Cow::Borrowed))
         } else {
-            classify_token(core, kinds)
+            match classify_token(core, kinds) {
+                Some(r) => Some(Cow::Borrowed(r)),
+                None => redact_by_position(core, kinds).map(Cow::Owned),
+            }
         };
         // Does a secret's value follow? `name:`, `name=`, `"name": …`,
         // `Bearer …`, `API key provided: …`.
@@ -156,18 +186,25 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         if is_bearer {
             expect_secret = true;
         } else if matches!(last, b':' | b'=') && tok.len() > 1 {
-            expect_secret |= is_secret_name(&tok[..tok.len() - 1])
-                || (prev_key && tok.eq_ignore_ascii_case(b"provided:"));
-        } else if !is_sep && core.len() >= 5 && next_is_separator(b, i) && is_secret_name(core) {
-            // (`next_is_separator` before the name: it is cheap and rarely
-            // true; names are at least five bytes.)
-            expect_secret = true;
+            let name = &tok[..tok.len() - 1];
+            expect_secret |=
+                is_secret_name(name) || (prev_key && tok.eq_ignore_ascii_case(b"provided:"));
+            expect_id |= !expect_secret && is_identity_name(name);
+        } else if !is_sep && core.len() >= 4 && next_is_separator(b, i) {
+            // (`next_is_separator` before the names: it is cheap and rarely
+            // true; names are at least four bytes.)
+            if is_secret_name(core) {
+                expect_secret = true;
+            } else if is_identity_name(core) {
+                expect_id = true;
+            }
         }
         prev_key = core.eq_ignore_ascii_case(b"key");
+        prev_ident = is_identity_word(core);
         if let Some(r) = replacement {
             let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
             o.push_str(&text[copied..start]);
-            o.push_str(r);
+            o.push_str(&r);
             copied = end;
         }
     }
@@ -178,6 +215,168 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         }
         None => Cow::Borrowed(text),
     }
+}
+
+/// Words after which a name is an identity (`user dev-4821`, `project
+/// my-proj-4821`, `you (devuser4821) have…`).
+const IDENTITY_WORDS: &[&[u8]] = &[
+    b"you",
+    b"user",
+    b"username",
+    b"org",
+    b"organization",
+    b"organisation",
+    b"team",
+    b"project",
+    b"account",
+    b"tenant",
+    b"workspace",
+    b"folder",
+    b"customer",
+    b"subscription",
+];
+
+fn is_identity_word(t: &[u8]) -> bool {
+    (2..=13).contains(&t.len()) && IDENTITY_WORDS.iter().any(|w| t.eq_ignore_ascii_case(w))
+}
+
+/// Field names whose value is an identity (`project_id`, `"account":`,
+/// `tenantId=`, `User:`), compared without `_`, `-` and case.
+const IDENTITY_NAMES: &[&[u8]] = &[
+    b"project",
+    b"projectid",
+    b"projectnumber",
+    b"projectname",
+    b"account",
+    b"accountid",
+    b"accountname",
+    b"tenant",
+    b"tenantid",
+    b"subscriptionid",
+    b"user",
+    b"userid",
+    b"username",
+    b"login",
+    b"orgid",
+    b"organization",
+    b"organizationid",
+    b"teamid",
+    b"workspaceid",
+    b"customerid",
+    b"consumer",
+    b"ownerid",
+    b"principalid",
+    b"email",
+];
+
+fn is_identity_name(t: &[u8]) -> bool {
+    if t.len() < 4 || t.len() > 24 {
+        return false;
+    }
+    let mut n = [0u8; 24];
+    let mut k = 0;
+    for &c in t {
+        if c.is_ascii_alphanumeric() {
+            n[k] = c.to_ascii_lowercase();
+            k += 1;
+        } else if c != b'_' && c != b'-' {
+            return false;
+        }
+    }
+    IDENTITY_NAMES.iter().any(|w| *w == &n[..k])
+}
+
+/// A name after an identity word: letters and digits together, or a run
+/// of six or more digits and separators (`dev-user-4821`, `devuser4821`).
+fn looks_like_name(t: &[u8], kinds: u8) -> bool {
+    t.len() >= 4 && kinds & DIGIT != 0 && (kinds & ALPHA != 0 || t.len() >= 6)
+}
+
+/// Resource collections whose next path segment is an identifier.
+const COLLECTIONS: &[&[u8]] = &[
+    b"projects",
+    b"accounts",
+    b"subscriptions",
+    b"tenants",
+    b"organizations",
+    b"orgs",
+    b"folders",
+    b"resourcegroups",
+    b"workspaces",
+    b"users",
+    b"teams",
+    b"billingaccounts",
+    b"customers",
+];
+
+/// Identities a token holds by position: the segment after a resource
+/// collection in a path, the account and resource of an ARN, or the whole
+/// token when it is a colon-separated hex request id. `None` when nothing
+/// needs to go.
+fn redact_by_position(t: &[u8], kinds: u8) -> Option<String> {
+    if kinds & COLON != 0 && is_hex_request_id(t) {
+        return Some("[id]".to_owned());
+    }
+    if kinds & STAR != 0 && is_masked_fragment(t) {
+        return Some("[key]".to_owned());
+    }
+    if kinds & SLASH == 0 {
+        return None;
+    }
+    let text = std::str::from_utf8(t).ok()?;
+    let mut out = String::with_capacity(t.len());
+    let mut changed = false;
+    let mut after_collection = false;
+    for (k, seg) in text.split('/').enumerate() {
+        if k > 0 {
+            out.push('/');
+        }
+        if after_collection && !seg.is_empty() {
+            out.push_str("[id]");
+            changed = true;
+            after_collection = false;
+            continue;
+        }
+        after_collection = COLLECTIONS
+            .iter()
+            .any(|c| seg.as_bytes().eq_ignore_ascii_case(c));
+        out.push_str(seg);
+    }
+    changed.then_some(out)
+}
+
+/// `arn:partition:service:region:account:resource`: with an account, the
+/// account and the resource go (AWS-owned resources have none and stay).
+fn redact_arn(t: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(t).ok()?;
+    let fields: Vec<&str> = text.splitn(6, ':').collect();
+    if fields.len() < 6 || fields[4].is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}:{}:{}:{}:[id]:[id]",
+        fields[0], fields[1], fields[2], fields[3]
+    ))
+}
+
+/// Four or more `:`-separated groups of 3–12 hex digits (GitHub's request
+/// ids: `7F3A:2B1C44:20D5E68:3C9AF10:6A1B2C3D`).
+fn is_hex_request_id(t: &[u8]) -> bool {
+    let mut groups = 0;
+    for g in t.split(|&c| c == b':') {
+        if !(3..=12).contains(&g.len()) || !g.iter().all(u8::is_ascii_hexdigit) {
+            return false;
+        }
+        groups += 1;
+    }
+    groups >= 4
+}
+
+/// A masked key (`****q7x2`, `sk-…****…Kp2d`): three or more `*` next to
+/// at least two letters or digits. (Markdown's `**bold**` has two.)
+fn is_masked_fragment(t: &[u8]) -> bool {
+    let stars = t.windows(3).any(|w| w == b"***");
+    stars && t.iter().filter(|c| c.is_ascii_alphanumeric()).count() >= 2
 }
 
 /// The next non-delimiter byte after `i` (skipping quotes and spaces) is
@@ -539,6 +738,15 @@ mod tests {
             "key=ghp_abcdefghijklmnopqrstuvwxyz0123",
             "Incorrect API key provided: xa***3f. You can obtain one",
             "the token: zq9",
+            "Request ID: 7F3A:2B1C44:20D5E68:3C9AF10:6A1B2C3D",
+            "you (devuser4821) have reached your session usage limit",
+            "Project `my-proj-4821` is not allowed",
+            "//aiplatform.googleapis.com/projects/my-cool-project/locations/us-central1/endpoints/x",
+            "/subscriptions/0000/resourceGroups/rg-prod-west/providers/Microsoft.CognitiveServices/accounts/contoso-ai",
+            "User: arn:aws:iam::210987654321:role/deploy-bot is not authorized",
+            "{\"project_id\": \"acme-research\", \"tenantId\": \"contoso\"}",
+            "Your api key: ****q7x2 is invalid",
+            "Logged in as user: dev-user-4821",
         ];
         let leaks = [
             "7Hk2Lm9Qx4Rt8Vz1Wb5Nc3Yd6Fg0J",
@@ -555,6 +763,15 @@ mod tests {
             "ghp_abcdefghijklmnopqrstuvwxyz0123",
             "xa***3f",
             "zq9",
+            "2B1C44:20D5E68",
+            "devuser4821",
+            "my-proj-4821",
+            "my-cool-project",
+            "rg-prod-west",
+            "210987654321",
+            "acme-research",
+            "q7x2",
+            "dev-user-4821",
         ];
         for (c, leak) in cases.iter().zip(leaks) {
             let r = redact(c);
@@ -569,6 +786,36 @@ mod tests {
         assert!(ID_PREFIXES
             .iter()
             .all(|p| (2..=9).contains(&p.len()) && p.iter().all(u8::is_ascii_lowercase)));
+    }
+
+    #[test]
+    fn identities_by_position() {
+        assert_eq!(
+            redact("projects/my-cool-project/locations/us-central1"),
+            "projects/[id]/locations/us-central1"
+        );
+        assert_eq!(
+            redact("arn:aws:iam::210987654321:role/deploy-bot"),
+            "arn:aws:iam::[id]:[id]"
+        );
+        assert_eq!(
+            redact("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-sonnet"),
+            "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-3-5-sonnet"
+        );
+        assert_eq!(
+            redact("\"tenantId\": \"contoso\""),
+            "\"tenantId\": \"[id]\""
+        );
+        // Plain words after identity words stay; markdown bold stays.
+        assert_eq!(
+            redact("your account is not active"),
+            "your account is not active"
+        );
+        assert_eq!(
+            redact("**You have run out of usage**"),
+            "**You have run out of usage**"
+        );
+        assert_eq!(redact("resets at 11:59:58 UTC"), "resets at 11:59:58 UTC");
     }
 
     #[test]

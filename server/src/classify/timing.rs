@@ -331,10 +331,43 @@ static PHRASE_TRIGGER: LazyLock<Led> = LazyLock::new(|| {
     )
 });
 
+/// "请5s后再试", "请30秒后重试", "请在1分钟后再次尝试": a wait, then 后 (after)
+/// and a retry word. Chinese providers and relays say it this way.
+static CJK_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
+    RegexBuilder::new(
+        r"(\d+(?:\.\d+)?)\s*(秒钟|秒|分钟|分|小时|s|sec|min|h)\s*(?:之)?后(?:再试|重试|再次尝试|再请求)",
+    )
+    .build()
+    .expect("cjk phrase pattern compiles")
+});
+
+fn cjk_phrase_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    // Every such phrase has 后; most texts have none.
+    memchr::memmem::find(text.as_bytes(), "后".as_bytes())?;
+    CJK_PHRASE
+        .captures_iter(text.as_bytes())
+        .take(8)
+        .filter_map(|c| {
+            let n: f64 = std::str::from_utf8(c.get(1)?.as_bytes())
+                .ok()?
+                .parse()
+                .ok()?;
+            let unit = std::str::from_utf8(c.get(2)?.as_bytes()).ok()?;
+            let mult = match unit {
+                "秒钟" | "秒" | "s" | "sec" => 1.0,
+                "分钟" | "分" | "min" => 60.0,
+                _ => 3600.0,
+            };
+            after_seconds(now, n * mult)
+        })
+        .filter(|t| valid(*t, now))
+        .max()
+}
+
 /// The latest valid "try again in …" style hint in `text` (`lower` is it
 /// ASCII-lowercased).
 fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    let mut best = None;
+    let mut best = cjk_phrase_hint(text, now);
     for m in PHRASE_TRIGGER.find(text.as_bytes(), lower).take(16) {
         // A client announcing its own backoff is not the provider's hint.
         let trigger = &text[m.clone()];
@@ -469,12 +502,12 @@ fn epoch_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 static CLOCK: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r"\b(?:resets?(?:[\x20\t]+at)?|try[\x20\t]+again[\x20\t]+(?:at|after)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after)|until|after)[\x20\t]+",
-            r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?(?:at[\x20\t]+)?)?",
+            r"\b(?:resets?(?:[\x20\t]+at)?|try[\x20\t]+again[\x20\t]+(?:at|after)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]+",
+            r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?(?:at[\x20\t]+)?|(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})[\x20\t]+(?:at[\x20\t]+)?)?",
             r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?[\x20\t]*(?P<ampm>[ap]\.?m\b\.?)?[\x20\t]*",
             r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\)|\((?:UTC|GMT)\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|Z\b|[+-]\d{2}:?\d{2})?",
         ),
-        &["reset", "try", "available", "until", "after"],
+        &["reset", "try", "available", "regain", "until", "after"],
     )
 });
 
@@ -554,12 +587,21 @@ fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
         if hour > 23 || minute > 59 {
             continue;
         }
-        let date = get("mon").and_then(|mon| {
-            let month = month_number(mon)?;
-            let day: u32 = get("day")?.parse().ok()?;
-            let year: Option<i32> = get("year").and_then(|y| y.parse().ok());
-            Some((month, day, year))
-        });
+        let date = get("mon")
+            .and_then(|mon| {
+                let month = month_number(mon)?;
+                let day: u32 = get("day")?.parse().ok()?;
+                let year: Option<i32> = get("year").and_then(|y| y.parse().ok());
+                Some((month, day, year))
+            })
+            .or_else(|| {
+                let year: i32 = get("iy")?.parse().ok()?;
+                Some((
+                    get("im")?.parse().ok()?,
+                    get("id")?.parse().ok()?,
+                    Some(year),
+                ))
+            });
         if let Some(t) = zoned(zone, date, hour, minute, now) {
             keep(t);
         }
@@ -747,6 +789,20 @@ mod tests {
     }
 
     #[test]
+    fn cjk_phrases() {
+        assert_eq!(
+            phrase("请求过于频繁，请5s后再试。"),
+            Some(now() + Duration::seconds(5))
+        );
+        assert_eq!(phrase("请30秒后重试"), Some(now() + Duration::seconds(30)));
+        assert_eq!(
+            phrase("请在2分钟后再次尝试"),
+            Some(now() + Duration::seconds(120))
+        );
+        assert!(phrase("5s后").is_none());
+    }
+
+    #[test]
     fn phrases_skip_client_backoff() {
         assert!(phrase("Retrying in 39 seconds… (attempt 8/10)").is_none());
         assert!(phrase("will retry after 6173ms").is_none());
@@ -767,6 +823,10 @@ mod tests {
         let t = clock("try again at 3:15 PM UTC").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-11-30T15:15:00+00:00");
         assert!(clock("try again at Jun 30, 2026, 4:15 AM.").is_none());
+        let t = clock("You will regain access on 2026-12-01 at 00:00 UTC.").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T00:00:00+00:00");
+        assert!(clock("regain access on 2026-11-01 at 00:00 UTC").is_none());
+        assert!(clock("您的限额将在 2026-11-30 16:41:44 重置").is_none());
         assert!(clock("resets 10am (PST)").is_none());
     }
 
@@ -790,6 +850,8 @@ mod tests {
             "wait",
             "Refreshes in 1h",
             "Available After 4 PM GMT",
+            "regain access on 2026-12-01 at 00:00 UTC",
+            "Regain Access At 2026-12-01 13:30 +02:00",
             "x",
             " ",
             "\t",

@@ -1,0 +1,448 @@
+//! Where text came from: which parts of an envelope are provider evidence.
+//!
+//! An envelope holds more than the failure. A CLI announces its own retries
+//! ("Retrying in 4 seconds… (attempt 4/10)") and then fails differently, or
+//! succeeds; a terminal transcript echoes the user's prompt ("> why do I get
+//! 429s?"); an agent prints the commands it ran and their output; an agent
+//! logs an error, carries on and finishes its turn. None of that is evidence
+//! about the failure being reported. Item kinds and their order say which
+//! text is, before any rule looks at it (patterns: `[provenance]` in
+//! `catalogue.toml`):
+//!
+//! - **echoes**: stream lines that repeat the user's prompt (`echo`, and the
+//!   block between `echo_block_open` and `echo_block_close` lines, as `codex
+//!   exec` prints its prompt) are never evidence. An echoed prompt also
+//!   starts a new turn: the errors before it are history and are dropped
+//!   when anything follows the prompt;
+//! - **tool transcripts**: the commands an agent prints that it ran (`tool`)
+//!   and the output lines under them (`tool_continuation`) are the tool's,
+//!   not the provider's: they are read as tool text (the `tool` haystack,
+//!   which only the rules that name it read), never as provider errors;
+//! - **notices**: stream lines in which a client announces its own retry,
+//!   reconnection or fallback (`notice`; JSON that starts on such a line
+//!   belongs to it) are evidence only when nothing else is: a line anywhere
+//!   that reads like an error (`report`), a failed HTTP request or an ACP
+//!   error item, anything printed after the notice, or a successful end
+//!   supersedes them. So the final error before exit outranks the retries
+//!   before it, and the last retry notice of a run that gave up is still
+//!   read;
+//! - **carried on**: when the run ended in success (the trailing
+//!   `process_exit` and `acp_stop` items are exit 0 and `end_turn`), errors
+//!   the agent produced output after (an agent message chunk, or a stdout
+//!   line that is not an echo, a notice, a tool line or an error report) are
+//!   history, not the outcome; when the turn itself ended with `end_turn`,
+//!   every error item is (a side request's log line, a recovered retry).
+//!
+//! Dropped items and lines are not read at all (no text, no identifiers, no
+//! timing). A second step runs after the rules (see `Catalogue::analyse`):
+//! when the deciding tier's rules disagree and the disagreement is between
+//! reports in different items, the last item's report is the outcome and
+//! the earlier ones are dropped as well.
+
+use super::catalogue::build_regex;
+use super::evidence::{Evidence, Item};
+use super::extract::{Facts, Source, NO_LINE};
+use super::prefilter::Prefilter;
+use regex::bytes::Regex;
+use serde::Deserialize;
+
+/// `[provenance]` in `catalogue.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvenanceSpec {
+    /// A client announcing its own retry, reconnection or fallback.
+    pub notice: String,
+    /// A stream line that repeats the user's prompt.
+    pub echo: String,
+    /// A line that reads like an error report.
+    pub report: String,
+    /// A line with which an agent shows a tool it ran…
+    pub tool: String,
+    /// …and the lines under it that hold the tool's output.
+    pub tool_continuation: String,
+    /// Lines (whole, trimmed, ASCII case-insensitive) that open a block of
+    /// echoed prompt…
+    #[serde(default)]
+    pub echo_block_open: Vec<String>,
+    /// …and the lines that close it.
+    #[serde(default)]
+    pub echo_block_close: Vec<String>,
+}
+
+/// A pattern tried on single lines: a literal prefilter, then the regex.
+#[derive(Debug)]
+struct LinePattern {
+    prefilter: Prefilter,
+    re: Regex,
+}
+
+impl LinePattern {
+    fn new(name: &str, pattern: &str) -> Result<LinePattern, String> {
+        let re = build_regex(pattern).map_err(|e| format!("provenance.{name}: {e}"))?;
+        let prefilter =
+            Prefilter::build(&[pattern]).map_err(|e| format!("provenance.{name}: {e}"))?;
+        Ok(LinePattern { prefilter, re })
+    }
+
+    /// Whether the pattern matches `text` (`lower` is it ASCII-lowercased).
+    fn matches(&self, text: &[u8], lower: &[u8]) -> bool {
+        if self.prefilter.is_always(0) {
+            return self.re.is_match(text);
+        }
+        let hits = self.prefilter.hits(lower, &[(0, lower.len())]);
+        !hits.is_empty() && self.prefilter.confirm(&hits, text, 0, &self.re)
+    }
+}
+
+/// The compiled `[provenance]` section.
+#[derive(Debug)]
+pub(crate) struct Provenance {
+    notice: LinePattern,
+    echo: LinePattern,
+    report: LinePattern,
+    tool: LinePattern,
+    tool_continuation: LinePattern,
+    block_open: Vec<String>,
+    block_close: Vec<String>,
+}
+
+/// What a stream line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Echo,
+    Tool,
+    Notice,
+    Report,
+    /// Anything else: output, banners, stack frames.
+    Other,
+}
+
+/// How a stream line is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineUse {
+    /// As error text (the default).
+    Read,
+    /// As a tool's text.
+    Tool,
+    /// Not at all.
+    Drop,
+}
+
+/// What to read of an envelope: per item, everything, nothing, or its
+/// stream lines each in their own way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mask {
+    items: Vec<Keep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Keep {
+    All,
+    Nothing,
+    Lines(Vec<LineUse>),
+}
+
+impl Mask {
+    pub(crate) fn all(n: usize) -> Mask {
+        Mask {
+            items: vec![Keep::All; n],
+        }
+    }
+
+    pub(crate) fn drops_item(&self, item: usize) -> bool {
+        matches!(self.items.get(item), Some(Keep::Nothing))
+    }
+
+    /// How each line of a stream item is read, when not all as error text.
+    pub(crate) fn lines(&self, item: usize) -> Option<&[LineUse]> {
+        match self.items.get(item) {
+            Some(Keep::Lines(l)) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn drop_item(&mut self, item: usize) {
+        self.items[item] = Keep::Nothing;
+    }
+
+    fn set_line(&mut self, item: usize, line: usize, lines: usize, how: LineUse) {
+        let k = &mut self.items[item];
+        if let Keep::All = k {
+            *k = Keep::Lines(vec![LineUse::Read; lines]);
+        }
+        if let Keep::Lines(l) = k {
+            if let Some(x) = l.get_mut(line) {
+                // Dropping wins over reading as tool text.
+                if *x != LineUse::Drop {
+                    *x = how;
+                }
+            }
+        }
+    }
+
+    fn is_all(&self) -> bool {
+        self.items.iter().all(|k| *k == Keep::All)
+    }
+}
+
+/// Failed HTTP requests and ACP errors: items that report a failure by
+/// their kind.
+fn is_report_item(item: &Item) -> bool {
+    match item {
+        Item::Http(h) => h.status.is_none_or(|s| s >= 400),
+        Item::AcpError(_) => true,
+        _ => false,
+    }
+}
+
+/// Items that may carry a provider's error text.
+fn is_error_item(item: &Item) -> bool {
+    matches!(
+        item,
+        Item::Http(_) | Item::AcpError(_) | Item::Stderr(_) | Item::Stdout(_)
+    )
+}
+
+impl Provenance {
+    pub(crate) fn compile(spec: &ProvenanceSpec) -> Result<Provenance, Vec<String>> {
+        let mut problems = Vec::new();
+        let mut pattern = |name: &str, p: &str| match LinePattern::new(name, p) {
+            Ok(lp) => Some(lp),
+            Err(e) => {
+                problems.push(e);
+                None
+            }
+        };
+        let notice = pattern("notice", &spec.notice);
+        let echo = pattern("echo", &spec.echo);
+        let report = pattern("report", &spec.report);
+        let tool = pattern("tool", &spec.tool);
+        let tool_continuation = pattern("tool_continuation", &spec.tool_continuation);
+        match (notice, echo, report, tool, tool_continuation) {
+            (Some(notice), Some(echo), Some(report), Some(tool), Some(tool_continuation))
+                if problems.is_empty() =>
+            {
+                Ok(Provenance {
+                    notice,
+                    echo,
+                    report,
+                    tool,
+                    tool_continuation,
+                    block_open: lower_all(&spec.echo_block_open),
+                    block_close: lower_all(&spec.echo_block_close),
+                })
+            }
+            _ => Err(problems),
+        }
+    }
+
+    /// The role of every stream line a full extraction read, in order:
+    /// `(item, line, role)`.
+    fn roles(&self, ev: &Evidence, facts: &Facts) -> Vec<(usize, usize, Role)> {
+        let mut lines = Vec::new();
+        let mut item = usize::MAX;
+        let mut in_block = false;
+        let mut in_tool = false;
+        let mut json_depth: i64 = 0;
+        let mut prev_line = NO_LINE;
+        for s in &facts.segments {
+            if s.source != Source::Error || s.line == NO_LINE || !is_stream(ev, s.item) {
+                continue;
+            }
+            if s.item != item {
+                item = s.item;
+                in_block = false;
+                in_tool = false;
+                json_depth = 0;
+                prev_line = NO_LINE;
+            }
+            // A line's own text comes first; text read out of JSON later,
+            // tied to lines already seen: one role per line.
+            if prev_line != NO_LINE && s.line <= prev_line {
+                continue;
+            }
+            prev_line = s.line;
+            let text = facts.segment_text(s).as_bytes();
+            let lower = facts.segment_lower(s);
+            let trimmed = lower.trim_ascii();
+            let role = if in_block {
+                if self.block_close.iter().any(|c| c.as_bytes() == trimmed) {
+                    in_block = false;
+                    Role::Other
+                } else {
+                    Role::Echo
+                }
+            } else if self.block_open.iter().any(|c| c.as_bytes() == trimmed) {
+                in_block = true;
+                Role::Echo
+            } else if json_depth > 0 {
+                // The rest of a notice's JSON.
+                Role::Notice
+            } else if self.tool.matches(text, lower) {
+                in_tool = true;
+                Role::Tool
+            } else if in_tool && self.tool_continuation.matches(text, lower) {
+                Role::Tool
+            } else if self.echo.matches(text, lower) {
+                in_tool = false;
+                Role::Echo
+            } else if self.notice.matches(text, lower) {
+                in_tool = false;
+                Role::Notice
+            } else if self.report.matches(text, lower) {
+                in_tool = false;
+                Role::Report
+            } else {
+                in_tool = false;
+                Role::Other
+            };
+            if role == Role::Notice {
+                json_depth = (json_depth + brace_balance(text)).max(0);
+            }
+            lines.push((s.item, s.line as usize, role));
+        }
+        lines
+    }
+
+    /// What of `ev` is evidence, judged from what a full extraction found;
+    /// `None` when all of it is.
+    pub(crate) fn mask(&self, ev: &Evidence, facts: &Facts) -> Option<Mask> {
+        let lines = self.roles(ev, facts);
+        let mut mask = Mask::all(ev.items.len());
+        let stream_len = |i: usize| match &ev.items[i] {
+            Item::Stderr(s) | Item::Stdout(s) => s.lines.len(),
+            _ => 0,
+        };
+        // Position order of (item, line); whole items sort before their lines.
+        let before =
+            |(i, l): (usize, usize), (oi, ol): (usize, usize)| i < oi || (i == oi && l < ol);
+        // Drops every error item and stream line before `at`.
+        let history = |mask: &mut Mask, at: (usize, usize)| {
+            for (i, it) in ev.items.iter().enumerate().take(at.0) {
+                if is_error_item(it) {
+                    mask.drop_item(i);
+                }
+            }
+            for &(i, l, _) in &lines {
+                if before((i, l), at) {
+                    mask.set_line(i, l, stream_len(i), LineUse::Drop);
+                }
+            }
+        };
+
+        for &(i, l, role) in &lines {
+            match role {
+                Role::Echo => mask.set_line(i, l, stream_len(i), LineUse::Drop),
+                Role::Tool => mask.set_line(i, l, stream_len(i), LineUse::Tool),
+                _ => {}
+            }
+        }
+
+        // A prompt echoed after an error starts a new turn.
+        let last_echo = lines.iter().rev().find(|&&(_, _, r)| r == Role::Echo);
+        if let Some(&(ei, el, _)) = last_echo {
+            let anything_after =
+                lines.iter().any(|&(i, l, _)| before((ei, el), (i, l))) || ev.items.len() > ei + 1;
+            if anything_after {
+                history(&mut mask, (ei, el));
+            }
+        }
+
+        let success = ended_in_success(ev);
+        if success {
+            let turn_ended = ev.items.iter().any(
+                |it| matches!(it, Item::AcpStop(s) if s.stop_reason.as_deref() == Some("end_turn")),
+            );
+            // The last output the agent produced, as (item, line).
+            let output = ev
+                .items
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(i, it)| match it {
+                    Item::AcpUpdate(u)
+                        if u.update == "agent_message_chunk"
+                            && u.text.as_deref().is_some_and(|t| !t.trim().is_empty()) =>
+                    {
+                        Some((i, 0))
+                    }
+                    Item::Stdout(_) => lines
+                        .iter()
+                        .rev()
+                        .find(|&&(li, _, r)| li == i && r == Role::Other)
+                        .map(|&(_, l, _)| (i, l)),
+                    _ => None,
+                });
+            if turn_ended {
+                for (i, it) in ev.items.iter().enumerate() {
+                    if is_error_item(it) {
+                        mask.drop_item(i);
+                    }
+                }
+            } else if let Some(at) = output {
+                history(&mut mask, at);
+            }
+        }
+
+        // Notices: evidence only when nothing else is. A report anywhere
+        // (a report line, an HTTP failure or ACP error item), anything the
+        // agent printed after the notice, or success supersedes them.
+        let other_report =
+            lines.iter().any(|&(_, _, r)| r == Role::Report) || ev.items.iter().any(is_report_item);
+        for (k, &(i, l, role)) in lines.iter().enumerate() {
+            if role != Role::Notice {
+                continue;
+            }
+            let later_line = lines[k + 1..]
+                .iter()
+                .any(|&(li, ll, r)| (li, ll) != (i, l) && r != Role::Echo);
+            if success || other_report || later_line {
+                mask.set_line(i, l, stream_len(i), LineUse::Drop);
+            }
+        }
+        (!mask.is_all()).then_some(mask)
+    }
+}
+
+fn lower_all(v: &[String]) -> Vec<String> {
+    v.iter().map(|s| s.trim().to_ascii_lowercase()).collect()
+}
+
+fn is_stream(ev: &Evidence, item: usize) -> bool {
+    matches!(ev.items.get(item), Some(Item::Stderr(_) | Item::Stdout(_)))
+}
+
+/// `{` minus `}` on a line (quotes are not tracked: a rough count is enough
+/// to follow a JSON object over the lines after the one it starts on).
+fn brace_balance(text: &[u8]) -> i64 {
+    text.iter().fold(0, |n, &c| match c {
+        b'{' => n + 1,
+        b'}' => n - 1,
+        _ => n,
+    })
+}
+
+/// Whether the envelope's trailing terminal items (`process_exit`,
+/// `acp_stop`) are all successes (exit 0 without a signal, `end_turn`), and
+/// there is at least one.
+fn ended_in_success(ev: &Evidence) -> bool {
+    let mut any = false;
+    for item in ev.items.iter().rev() {
+        match item {
+            Item::ProcessExit(p) => {
+                if p.exit_code != Some(0) || p.signal.is_some() {
+                    return false;
+                }
+                any = true;
+            }
+            Item::AcpStop(s) => {
+                if s.stop_reason.as_deref() != Some("end_turn") {
+                    return false;
+                }
+                any = true;
+            }
+            _ => break,
+        }
+    }
+    any
+}
