@@ -116,6 +116,11 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub verbose: bool,
 
+    /// Print each evidence envelope (one JSON line on stderr) before it is
+    /// reported: what the classifier sees, for a new catalogue fixture.
+    #[arg(long)]
+    pub show_evidence: bool,
+
     /// The prompt, after `--`.
     #[arg(last = true, value_name = "PROMPT")]
     pub prompt: Vec<String>,

@@ -116,7 +116,7 @@ pub fn run(args: RunArgs) -> ExitCode {
 }
 
 async fn run_async(args: RunArgs) -> Exit {
-    let ui = Ui::new(args.verbose);
+    let ui = Ui::new(args.verbose, args.show_evidence);
     let fail = |message: String, exit: Exit| {
         eprintln!("kandev-recovery: {message}");
         exit

@@ -212,10 +212,9 @@ impl<L: Launcher> Session<'_, L> {
             }
             Outcome::Failed | Outcome::Interrupted => {
                 let interrupted = end.outcome == Outcome::Interrupted;
-                let reply = self
-                    .service
-                    .report_failure(&route.id, &envelope(&subject, &end.record))
-                    .await?;
+                let evidence = envelope(&subject, &end.record);
+                self.ui.evidence(&evidence);
+                let reply = self.service.report_failure(&route.id, &evidence).await?;
                 self.ui.status(&decision_line(&reply));
                 if interrupted {
                     return Ok(Next::Done(Ending::Interrupted(Some(reply.route))));

@@ -18,15 +18,18 @@ pub struct Ui {
     quiet: bool,
     /// Show the agent's own stderr lines as they come.
     verbose: bool,
+    /// Show each evidence envelope before it is reported.
+    show_evidence: bool,
     terminal: bool,
     bar: Mutex<Option<ProgressBar>>,
 }
 
 impl Ui {
-    pub fn new(verbose: bool) -> Ui {
+    pub fn new(verbose: bool, show_evidence: bool) -> Ui {
         Ui {
             quiet: false,
             verbose,
+            show_evidence,
             terminal: std::io::stderr().is_terminal(),
             bar: Mutex::new(None),
         }
@@ -36,6 +39,7 @@ impl Ui {
         Ui {
             quiet: true,
             verbose: false,
+            show_evidence: false,
             terminal: false,
             bar: Mutex::new(None),
         }
@@ -60,6 +64,14 @@ impl Ui {
         match self.bar.lock().ok().as_ref().and_then(|b| b.as_ref()) {
             Some(bar) => bar.println(line),
             None => eprintln!("{line}"),
+        }
+    }
+
+    /// The envelope about to be reported (with `--show-evidence`): what the
+    /// service will classify, one JSON line.
+    pub fn evidence(&self, envelope: &serde_json::Value) {
+        if self.show_evidence && !self.quiet {
+            self.status(&format!("evidence: {envelope}"));
         }
     }
 

@@ -102,6 +102,7 @@ impl Runner {
                 profile.into(),
                 "--config".into(),
                 config.display().to_string(),
+                "--show-evidence".into(),
                 "--".into(),
                 prompt.into(),
             ],
@@ -184,6 +185,23 @@ impl Runner {
         };
         let stdout = out_task.await.unwrap_or_default();
         let stderr = err_task.await.unwrap_or_default();
+        // RUNNER_EVIDENCE_DIR=… keeps every envelope the runner reported
+        // (for catalogue fixtures of what real CLIs print).
+        if let Some(dir) = std::env::var_os("RUNNER_EVIDENCE_DIR") {
+            let name = std::thread::current()
+                .name()
+                .unwrap_or("run")
+                .replace("::", "__");
+            let lines: Vec<&str> = stderr
+                .lines()
+                .filter_map(|l| l.strip_prefix("kandev-recovery: evidence: "))
+                .collect();
+            let _ = std::fs::create_dir_all(&dir);
+            let _ = std::fs::write(
+                Path::new(&dir).join(format!("{name}.jsonl")),
+                lines.join("\n"),
+            );
+        }
         let route = newest_route(&api, profile_id).await.unwrap_or(Value::Null);
         let attempts = match route["id"].as_str() {
             Some(id) => api
