@@ -147,7 +147,9 @@ impl<L: Launcher> Session<'_, L> {
         let dispatch = d.dispatch.clone();
         let ui = self.ui;
         let reports = async {
-            let mut refused: Option<RouteSnapshot> = None;
+            // The service refused the delivery (the route moved on): the
+            // route as it answered, if it did.
+            let mut refused: Option<Option<RouteSnapshot>> = None;
             while let Some(p) = rx.recv().await {
                 match p {
                     Progress::Delivered => {
@@ -156,7 +158,7 @@ impl<L: Launcher> Session<'_, L> {
                                 ui.status(&format!(
                                     "the service did not accept the delivery ({e}); stopping the agent"
                                 ));
-                                refused = e.route().cloned();
+                                refused = Some(e.route().cloned());
                                 attempt_cancel.cancel();
                             }
                         }
@@ -181,8 +183,13 @@ impl<L: Launcher> Session<'_, L> {
             refused
         };
         let (end, refused) = tokio::join!(attempt, reports);
-        if let Some(r) = refused {
-            return Ok(Next::Route(r));
+        if let Some(route_now) = refused {
+            // Nothing is reported for an attempt the service did not
+            // authorise; the loop goes on from the route as it is.
+            return Ok(Next::Route(match route_now {
+                Some(r) => r,
+                None => self.service.route(&route.id).await?,
+            }));
         }
         let subject = Subject {
             route_id: &route.id,

@@ -3,7 +3,7 @@
 //! prints for them. Pure: no I/O, no clock.
 
 use super::client::FailureReply;
-use app::components::route_words::{cause, pending_words, reason_words};
+use app::components::route_words::{cause, reason_words};
 use app::route::{PendingKind, RouteSnapshot, RouteState};
 
 /// What the runner does next for a route in this state.
@@ -100,11 +100,6 @@ pub fn stopped_words(route: &RouteSnapshot, page: &str) -> Vec<String> {
         "open {page} to retry the same candidate, skip to the next one, or leave it stopped"
     ));
     lines
-}
-
-/// While the route waits: what the retry count says ("Retry 2 of 3").
-pub fn pending_line(route: &RouteSnapshot) -> Option<String> {
-    pending_words(route)
 }
 
 #[cfg(test)]
