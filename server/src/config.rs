@@ -27,8 +27,9 @@ pub enum Command {
         #[command(subcommand)]
         command: CatalogueCommand,
     },
-    /// Run a prompt with a real agent CLI and recover through the service:
-    /// the current candidate's command runs, its failures are reported, and
+    /// Run a prompt with a real agent CLI, recovering through the service.
+    ///
+    /// The current candidate's command runs, its failures are reported, and
     /// the runner follows the service's decision (wait and retry, switch to
     /// the next candidate's command, or stop for a person).
     ///
@@ -39,10 +40,12 @@ pub enum Command {
         after_help = "Example:\n  kandev-recovery run --profile \"Claude then Codex\" -- \"fix the failing test\"\n\nThe configuration file has one [agents.<profile_ref>] table per candidate; see the README (\"Use it with your agents\")."
     )]
     Run(RunArgs),
-    /// Serve the app with demo profiles and built-in simulated agents that
-    /// loop through the recovery scenarios (capacity retries, a quota reset
-    /// wait, a switch, an unknown error, tool activity), on its own SQLite
-    /// file. Open /routes to watch routes recover live. No network is used.
+    /// Serve the app with demo profiles and simulated agents.
+    ///
+    /// The simulated agents loop through the recovery scenarios (capacity
+    /// retries, a quota reset wait, a switch, an unknown error, tool
+    /// activity), on the demo's own SQLite file. Open /routes to watch
+    /// routes recover live. No network is used.
     Demo(DemoArgs),
 }
 
