@@ -3,6 +3,8 @@
 //! Layout:
 //! - [`classify`]: evidence envelopes → classifications, driven by the data
 //!   catalogue in `catalogue/`. The only place that reads provider text.
+//! - [`circuits`]: shared resource circuits (pure core): which resource a
+//!   failure names, when it opens, the one probe, eligibility.
 //! - [`profiles`]: dynamic profiles — validation, legacy normalisation,
 //!   optimistic concurrency — over the store.
 //! - [`clock`]: the one injectable source of time.
@@ -15,6 +17,7 @@
 // Leptos view types nest deeply; their Send checks need more room.
 #![recursion_limit = "256"]
 
+pub mod circuits;
 pub mod classify;
 pub mod clock;
 pub mod config;
