@@ -10,23 +10,29 @@
 //! the configuration (deny unless allowed): the runner has no person to ask.
 
 use super::attempt::{
-    Context, Effects, End, Outcome, Progress, GRACE, TAIL_BYTES, TAIL_LINES, TAIL_LINE_BYTES,
+    launch_failure, Context, Effects, End, Outcome, Progress, TAIL_BYTES, TAIL_LINES,
+    TAIL_LINE_BYTES,
 };
-use super::config::Permissions;
-use super::envelope::{exit_item, truncate, EffectKind, EvidenceItem, Phase, Record, Tail};
+use super::config::{argv, Permissions};
+use super::envelope::{truncate, EffectKind, EvidenceItem, Phase, Record, Tail};
+use super::process::{self, GRACE};
 use agent_client_protocol::{self as acp, Agent as _};
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// Updates kept for the evidence; consecutive message chunks are merged.
 const MAX_UPDATES: usize = 40;
 /// Text kept of one merged message update.
 const UPDATE_TEXT_BYTES: usize = 600;
+/// After an agent exits, how long its last output is read.
+const DRAIN: Duration = Duration::from_secs(3);
+/// After a prompt's answer, how long late notifications are waited for.
+const SETTLE: Duration = Duration::from_millis(100);
 
 /// What the protocol handler passes to the attempt loop.
 enum Event {
@@ -171,30 +177,25 @@ impl Updates {
 
 /// Runs one ACP attempt.
 pub async fn run(ctx: Context<'_>) -> End {
-    let program = &ctx.agent.command[0];
-    let mut command = tokio::process::Command::new(program);
-    command
-        .args(&ctx.agent.command[1..])
-        .envs(&ctx.agent.env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(dir) = &ctx.cwd {
-        command.current_dir(dir);
-    }
-    let mut child = match command.spawn() {
-        Ok(c) => c,
+    // A `{prompt}` on an ACP command line is honoured too; the prompt also
+    // goes over the protocol.
+    let args = argv(ctx.agent, ctx.prompt);
+    let mut agent = match process::spawn(
+        ctx.agent,
+        &args,
+        ctx.cwd.as_deref(),
+        Stdio::piped(),
+        ctx.active,
+    ) {
+        Ok(p) => p,
         Err(e) => {
             let _ = ctx.progress.send(Progress::Delivered);
-            return super::attempt::launch_failure(program, &e);
+            return launch_failure(&args[0], &e, ctx.ui);
         }
     };
-    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
-    let stdin = child.stdin.take().expect("stdin is piped");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
+    let stdin = agent.child.stdin.take().expect("stdin is piped");
+    let stdout = agent.child.stdout.take().expect("stdout is piped");
+    let stderr = agent.child.stderr.take().expect("stderr is piped");
     let (err_tx, mut err_rx) = mpsc::unbounded_channel::<String>();
     let err_task = tokio::task::spawn_local(async move {
         let mut lines = BufReader::new(stderr).lines();
@@ -215,16 +216,23 @@ pub async fn run(ctx: Context<'_>) -> End {
         acp::ClientSideConnection::new(handler, stdin.compat_write(), stdout.compat(), |f| {
             tokio::task::spawn_local(f);
         });
-    let io_task = tokio::task::spawn_local(io);
+    let mut io_task = tokio::task::spawn_local(io);
 
     let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
     let mut updates = Updates { items: Vec::new() };
-    let mut effects = Effects::new();
+    let mut effects = Effects::default();
     let mut phase = Phase::SessionInit;
     let mut failure: Vec<EvidenceItem> = Vec::new();
     let mut interrupted = false;
     let mut succeeded = false;
+    let mut exited: Option<std::process::ExitStatus> = None;
     let mut session_id: Option<String> = None;
+    let far = || Instant::now() + Duration::from_secs(86_400 * 365);
+    let timeout_at = ctx
+        .agent
+        .timeout_seconds
+        .map(|s| Instant::now() + Duration::from_secs(s));
+    let mut timed_out = false;
 
     let cwd = ctx
         .cwd
@@ -246,7 +254,14 @@ pub async fn run(ctx: Context<'_>) -> End {
             r = &mut setup => break Some(r),
             Some(l) = err_rx.recv() => { ctx.ui.agent_stderr(&l); stderr_tail.push(&l); }
             _ = ctx.cancel.cancelled(), if !interrupted => { interrupted = true; break None; }
-            _ = child.wait() => break None,
+            _ = tokio::time::sleep_until(timeout_at.unwrap_or_else(far)), if timeout_at.is_some() => {
+                timed_out = true;
+                break None;
+            }
+            s = agent.child.wait() => {
+                exited = s.ok();
+                break None;
+            }
         }
     };
     drop(setup);
@@ -258,8 +273,7 @@ pub async fn run(ctx: Context<'_>) -> End {
             phase = Phase::Prompt;
             let prompt = conn.prompt(acp::PromptRequest::new(id.clone(), vec![ctx.prompt.into()]));
             tokio::pin!(prompt);
-            let mut cancel_sent: Option<tokio::time::Instant> = None;
-            let far = || tokio::time::Instant::now() + Duration::from_secs(86_400);
+            let mut cancel_sent: Option<Instant> = None;
             loop {
                 tokio::select! {
                     r = &mut prompt => {
@@ -269,9 +283,9 @@ pub async fn run(ctx: Context<'_>) -> End {
                                     .ok()
                                     .and_then(|v| v.as_str().map(str::to_string))
                                     .unwrap_or_else(|| "unknown".into());
-                                if reason == "end_turn" && !interrupted {
+                                if reason == "end_turn" && !interrupted && !timed_out {
                                     succeeded = true;
-                                } else {
+                                } else if !interrupted {
                                     failure.push(EvidenceItem::AcpStop { stop_reason: reason });
                                 }
                             }
@@ -286,13 +300,20 @@ pub async fn run(ctx: Context<'_>) -> End {
                         show(&ctx, event, &mut updates, &mut effects, session_id.clone());
                     }
                     Some(l) = err_rx.recv() => { ctx.ui.agent_stderr(&l); stderr_tail.push(&l); }
-                    _ = ctx.cancel.cancelled(), if !interrupted => {
+                    _ = ctx.cancel.cancelled(), if !interrupted && !timed_out => {
                         interrupted = true;
                         let _ = conn.cancel(acp::CancelNotification::new(id.clone())).await;
-                        cancel_sent = Some(tokio::time::Instant::now() + GRACE);
+                        cancel_sent = Some(Instant::now() + GRACE);
+                    }
+                    _ = tokio::time::sleep_until(timeout_at.unwrap_or_else(far)), if timeout_at.is_some() && !interrupted && !timed_out => {
+                        timed_out = true;
+                        ctx.ui.status("the agent ran past its timeout; stopping it");
+                        let _ = conn.cancel(acp::CancelNotification::new(id.clone())).await;
+                        cancel_sent = Some(Instant::now() + GRACE);
                     }
                     _ = tokio::time::sleep_until(cancel_sent.unwrap_or_else(far)), if cancel_sent.is_some() => break,
-                    _ = child.wait() => {
+                    s = agent.child.wait() => {
+                        exited = s.ok();
                         failure.push(EvidenceItem::AcpError {
                             code: None,
                             message: Some("the agent exited during the prompt".into()),
@@ -306,42 +327,59 @@ pub async fn run(ctx: Context<'_>) -> End {
         Some(Err(e)) => failure.push(acp_error(&e)),
         None => {}
     }
-    // Updates that arrived just before the answer.
+    // Read what the agent said before it went: an agent that exits right
+    // after its last update leaves it in the pipe, and each notification
+    // is handled on its own task. Until stdout ends (the agent gone) or a
+    // short while (an agent that stays up between prompts).
+    let drain_until = Instant::now() + if exited.is_some() { DRAIN } else { SETTLE };
+    let _ = tokio::time::timeout_at(drain_until, &mut io_task).await;
+    for _ in 0..32 {
+        tokio::task::yield_now().await;
+    }
     while let Ok(event) = events.try_recv() {
         show(&ctx, event, &mut updates, &mut effects, session_id.clone());
     }
     drop(conn);
     io_task.abort();
-    if let Some(pgid) = pgid {
-        let _ = killpg(pgid, Signal::SIGTERM);
-    }
-    let status = match tokio::time::timeout(GRACE, child.wait()).await {
-        Ok(s) => s.ok(),
-        Err(_) => {
-            if let Some(pgid) = pgid {
-                let _ = killpg(pgid, Signal::SIGKILL);
-            }
-            child.wait().await.ok()
+    if exited.is_none() {
+        agent.signal(Signal::SIGTERM);
+        if tokio::time::timeout(GRACE, agent.child.wait())
+            .await
+            .is_err()
+        {
+            agent.signal(Signal::SIGKILL);
         }
-    };
-    if let Some(pgid) = pgid {
-        let _ = killpg(pgid, Signal::SIGKILL);
     }
-    while let Ok(l) = err_rx.try_recv() {
-        stderr_tail.push(&l);
-    }
+    drop(agent);
+    // The group is gone, so stderr ends: read it to the end.
+    let _ = tokio::time::timeout(DRAIN, async {
+        while let Some(l) = err_rx.recv().await {
+            stderr_tail.push(&l);
+        }
+    })
+    .await;
     err_task.abort();
     if succeeded {
         ctx.ui.assistant("\n");
     }
     if interrupted {
-        stderr_tail
-            .push("kandev-recovery: the run was interrupted by the user (Ctrl-C or SIGTERM)");
+        // Only the interruption: the agent's earlier notices would compete
+        // with it in the classifier.
+        failure.clear();
+        stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
+        stderr_tail.push(
+            "kandev-recovery: the run was interrupted by the user (Ctrl-C, SIGTERM, SIGHUP or SIGQUIT)",
+        );
         failure.push(EvidenceItem::AcpStop {
             stop_reason: "cancelled".into(),
         });
     }
-    use std::os::unix::process::ExitStatusExt;
+    if timed_out {
+        stderr_tail.push(&format!(
+            "kandev-recovery: the agent ran longer than its configured timeout ({} s) and was stopped",
+            ctx.agent.timeout_seconds.unwrap_or(0)
+        ));
+    }
     let mut items = updates.items;
     items.extend(failure);
     End {
@@ -352,7 +390,6 @@ pub async fn run(ctx: Context<'_>) -> End {
         } else {
             Outcome::Failed
         },
-        had_effect: effects.any(),
         record: Record {
             phase,
             items,
@@ -360,10 +397,9 @@ pub async fn run(ctx: Context<'_>) -> End {
             stdout: Vec::new(),
             // The runner ends an ACP agent itself; its exit says something
             // only when the agent went first.
-            exit: (!succeeded && !interrupted)
-                .then(|| status.map(|s| exit_item(s.code(), s.signal())))
-                .flatten(),
-            provider_session_id: session_id,
+            exit: exited
+                .filter(|_| !succeeded && !interrupted)
+                .map(|s| process::exit_item(&s)),
         },
     }
 }

@@ -1,20 +1,21 @@
-//! One attempt of a command-line agent: launch it in its own process group,
+//! One attempt of a command-line agent: launch it ([`super::process`]),
 //! stream its assistant text to the user as it arrives, tell the runner
 //! when the prompt is delivered and when the first effect happens, keep
 //! bounded tails of its output, and say how it ended. The reading of its
 //! output is the format's ([`super::format`]); this is the I/O around it.
 
 use super::config::{argv, AgentConfig, Format};
-use super::envelope::{exit_item, EffectKind, EvidenceItem, Phase, Record, Tail};
+use super::envelope::{EffectKind, EvidenceItem, Phase, Record, Tail};
 use super::format::{reader, Finish, Seen};
+use super::process::{self, ActiveAgent, GRACE};
 use super::ui::Ui;
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Lines kept of each stream for the evidence.
@@ -27,10 +28,14 @@ pub const TAIL_BYTES: usize = 12 * 1024;
 /// A longer stdout line is not parsed: in a JSON format it counts as
 /// output the runner could not read, which fails closed (an effect).
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+/// Lines in flight from the pipes (with [`MAX_LINE_BYTES`], the memory
+/// bound of a reader).
+const LINE_QUEUE: usize = 16;
 /// Structured errors kept per attempt.
 const MAX_ERRORS: usize = 4;
-/// How long an agent has to exit after SIGTERM before it is killed.
-pub const GRACE: Duration = Duration::from_secs(3);
+/// After the agent exits, how long output still in its pipes is read (a
+/// grandchild may hold them open).
+const DRAIN: Duration = Duration::from_secs(2);
 
 /// What the attempt tells the runner while it runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,14 +52,13 @@ pub struct End {
     pub outcome: Outcome,
     /// Everything the envelope needs if this was a failure.
     pub record: Record,
-    pub had_effect: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Succeeded,
     Failed,
-    /// Stopped by Ctrl-C or SIGTERM.
+    /// Stopped by Ctrl-C, SIGTERM, SIGHUP or SIGQUIT.
     Interrupted,
 }
 
@@ -66,22 +70,17 @@ pub struct Context<'a> {
     pub progress: mpsc::UnboundedSender<Progress>,
     pub cancel: CancellationToken,
     pub ui: &'a Ui,
+    pub active: &'a ActiveAgent,
 }
 
 /// Tracks effects so only the first of each attempt is reported.
+#[derive(Default)]
 pub struct Effects {
     reported: bool,
-    pub seen: Vec<EffectKind>,
+    seen: Vec<EffectKind>,
 }
 
 impl Effects {
-    pub fn new() -> Effects {
-        Effects {
-            reported: false,
-            seen: Vec::new(),
-        }
-    }
-
     pub fn saw(
         &mut self,
         kind: EffectKind,
@@ -106,63 +105,58 @@ impl Effects {
     }
 }
 
-impl Default for Effects {
-    fn default() -> Self {
-        Effects::new()
-    }
+/// Why the runner stopped an attempt itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    Interrupted,
+    TimedOut(u64),
 }
 
 /// Runs a command-line agent once.
 pub async fn run(ctx: Context<'_>) -> End {
     let args = argv(ctx.agent, ctx.prompt);
-    let mut command = tokio::process::Command::new(&args[0]);
-    command
-        .args(&args[1..])
-        .envs(&ctx.agent.env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own process group: the terminal's Ctrl-C reaches the runner
-        // only, and the runner stops the whole group (the agent's own
-        // children included).
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(dir) = &ctx.cwd {
-        command.current_dir(dir);
-    }
-    let mut child = match command.spawn() {
-        Ok(c) => c,
+    let mut agent = match process::spawn(
+        ctx.agent,
+        &args,
+        ctx.cwd.as_deref(),
+        Stdio::null(),
+        ctx.active,
+    ) {
+        Ok(p) => p,
         Err(e) => {
             // The prompt never left: nothing was delivered, but the
             // dispatch is settled by the failure report that follows.
             let _ = ctx.progress.send(Progress::Delivered);
-            return launch_failure(&args[0], &e);
+            return launch_failure(&args[0], &e, ctx.ui);
         }
     };
     let _ = ctx.progress.send(Progress::Delivered);
-    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
+    let stdout = agent.child.stdout.take().expect("stdout is piped");
+    let stderr = agent.child.stderr.take().expect("stderr is piped");
 
-    let (lines_tx, mut lines_rx) = mpsc::channel::<(Stream, Line)>(256);
+    let (lines_tx, mut lines_rx) = mpsc::channel::<(Stream, Line)>(LINE_QUEUE);
     let out_task = tokio::spawn(read_lines(stdout, Stream::Stdout, lines_tx.clone()));
     let err_task = tokio::spawn(read_lines(stderr, Stream::Stderr, lines_tx));
 
     let mut reader = reader(ctx.agent.format);
     let mut stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
     let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
-    let mut effects = Effects::new();
+    let mut effects = Effects::default();
     let mut errors: Vec<EvidenceItem> = Vec::new();
     let mut finish: Option<Finish> = None;
     let mut session: Option<String> = None;
-    let mut interrupted = false;
+    let mut stopped: Option<Stopped> = None;
     let mut status: Option<std::io::Result<std::process::ExitStatus>> = None;
     let mut pipes_open = true;
-    // After SIGTERM: when to SIGKILL. After the exit: how long to wait for
-    // output still in the pipes (a grandchild may hold them open).
-    let mut kill_at: Option<tokio::time::Instant> = None;
-    let mut drain_until: Option<tokio::time::Instant> = None;
-    let far = || tokio::time::Instant::now() + Duration::from_secs(86_400);
+    let far = || Instant::now() + Duration::from_secs(86_400 * 365);
+    // Optional: a user's limit on how long the agent may run.
+    let timeout_at = ctx
+        .agent
+        .timeout_seconds
+        .map(|s| Instant::now() + Duration::from_secs(s));
+    // After SIGTERM: when to SIGKILL. After the exit: until when to read.
+    let mut kill_at: Option<Instant> = None;
+    let mut drain_until: Option<Instant> = None;
 
     while pipes_open || status.is_none() {
         tokio::select! {
@@ -199,6 +193,10 @@ pub async fn run(ctx: Context<'_>) -> End {
                                     ctx.ui.status(&format!("tool: {name}"));
                                     effects.saw(EffectKind::ToolCall, session.clone(), &ctx.progress);
                                 }
+                                Seen::Unreadable => {
+                                    ctx.ui.status("the agent printed a line that could not be read; treating it as output");
+                                    effects.saw(EffectKind::AssistantText, session.clone(), &ctx.progress);
+                                }
                                 Seen::Notice(n) => ctx.ui.status(&n),
                                 Seen::Error(e) => {
                                     let item = e.to_item();
@@ -220,58 +218,77 @@ pub async fn run(ctx: Context<'_>) -> End {
                     }
                 }
             }
-            s = child.wait(), if status.is_none() => {
+            s = agent.child.wait(), if status.is_none() => {
                 status = Some(s);
-                drain_until = Some(tokio::time::Instant::now() + Duration::from_secs(2));
+                drain_until = Some(Instant::now() + DRAIN);
             }
-            _ = ctx.cancel.cancelled(), if !interrupted => {
-                interrupted = true;
-                if let Some(pgid) = pgid {
-                    let _ = killpg(pgid, Signal::SIGTERM);
-                }
-                kill_at = Some(tokio::time::Instant::now() + GRACE);
+            _ = ctx.cancel.cancelled(), if stopped.is_none() => {
+                stopped = Some(Stopped::Interrupted);
+                agent.signal(Signal::SIGTERM);
+                kill_at = Some(Instant::now() + GRACE);
+            }
+            _ = tokio::time::sleep_until(timeout_at.unwrap_or_else(far)), if timeout_at.is_some() && stopped.is_none() && status.is_none() => {
+                stopped = Some(Stopped::TimedOut(ctx.agent.timeout_seconds.unwrap_or(0)));
+                ctx.ui.status("the agent ran past its timeout; stopping it");
+                agent.signal(Signal::SIGTERM);
+                kill_at = Some(Instant::now() + GRACE);
             }
             _ = tokio::time::sleep_until(kill_at.unwrap_or_else(far)), if kill_at.is_some() && status.is_none() => {
                 kill_at = None;
-                if let Some(pgid) = pgid {
-                    let _ = killpg(pgid, Signal::SIGKILL);
-                }
+                agent.signal(Signal::SIGKILL);
             }
             _ = tokio::time::sleep_until(drain_until.unwrap_or_else(far)), if drain_until.is_some() && pipes_open => {
                 break;
             }
         }
     }
-    if let Some(pgid) = pgid {
-        // Whatever the agent left behind in its group goes with it.
-        let _ = killpg(pgid, Signal::SIGKILL);
-    }
     out_task.abort();
     err_task.abort();
-    use std::os::unix::process::ExitStatusExt;
-    let (code, signal) = match &status {
-        Some(Ok(s)) => (s.code(), s.signal()),
-        _ => (None, None),
-    };
-    let succeeded = !interrupted
-        && code == Some(0)
+    drop(agent);
+    let exit = status.and_then(Result::ok).map(|s| process::exit_item(&s));
+    let succeeded = stopped.is_none()
+        && exit
+            == Some(EvidenceItem::ProcessExit {
+                exit_code: Some(0),
+                signal: None,
+            })
         && finish != Some(Finish::Failure)
         && (finish == Some(Finish::Success) || ctx.agent.format == Format::Plain);
     let mut items = effects.items();
-    items.extend(errors);
-    if interrupted {
-        stderr_tail
-            .push("kandev-recovery: the run was interrupted by the user (Ctrl-C or SIGTERM)");
-    }
-    End {
-        outcome: if interrupted {
+    let outcome = match stopped {
+        // The attempt ended because the user stopped it: that, not the
+        // agent's last words, is what the route must hear.
+        Some(Stopped::Interrupted) => {
+            // Only the interruption: the agent's earlier notices would
+            // compete with it in the classifier.
+            stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
+            stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
+            stderr_tail.push(
+                "kandev-recovery: the run was interrupted by the user (Ctrl-C, SIGTERM, SIGHUP or SIGQUIT)",
+            );
+            items.push(EvidenceItem::AcpStop {
+                stop_reason: "cancelled".into(),
+            });
             Outcome::Interrupted
-        } else if succeeded {
-            Outcome::Succeeded
-        } else {
+        }
+        Some(Stopped::TimedOut(seconds)) => {
+            stderr_tail.push(&format!(
+                "kandev-recovery: the agent ran longer than its configured timeout ({seconds} s) and was stopped"
+            ));
+            items.extend(errors);
             Outcome::Failed
-        },
-        had_effect: effects.any(),
+        }
+        None => {
+            items.extend(errors);
+            if succeeded {
+                Outcome::Succeeded
+            } else {
+                Outcome::Failed
+            }
+        }
+    };
+    End {
+        outcome,
         record: Record {
             phase: if effects.any() {
                 Phase::Stream
@@ -281,12 +298,7 @@ pub async fn run(ctx: Context<'_>) -> End {
             items,
             stderr: stderr_tail.lines(),
             stdout: stdout_tail.lines(),
-            exit: Some(if interrupted {
-                exit_item(None, Some(2))
-            } else {
-                exit_item(code, signal)
-            }),
-            provider_session_id: session,
+            exit,
         },
     }
 }
@@ -296,37 +308,32 @@ pub async fn run(ctx: Context<'_>) -> End {
 pub fn not_configured(message: &str) -> End {
     End {
         outcome: Outcome::Failed,
-        had_effect: false,
         record: Record {
             phase: Phase::Launch,
             items: Vec::new(),
             stderr: vec![format!("kandev-recovery: {message}")],
             stdout: Vec::new(),
             exit: None,
-            provider_session_id: None,
         },
     }
 }
 
 /// The agent's executable could not be started (missing, not executable).
-pub fn launch_failure(program: &str, e: &std::io::Error) -> End {
-    let missing = e.kind() == std::io::ErrorKind::NotFound;
-    let line = if missing {
-        format!("kandev-recovery: {program}: command not found ({e})")
+pub fn launch_failure(program: &str, e: &std::io::Error, ui: &Ui) -> End {
+    let line = if e.kind() == std::io::ErrorKind::NotFound {
+        format!("{program}: command not found ({e})")
     } else {
-        format!("kandev-recovery: cannot start {program}: {e}")
+        format!("cannot start {program}: {e}")
     };
+    ui.status(&line);
     End {
         outcome: Outcome::Failed,
-        had_effect: false,
         record: Record {
             phase: Phase::Launch,
             items: Vec::new(),
-            stderr: vec![line],
+            stderr: vec![format!("kandev-recovery: {line}")],
             stdout: Vec::new(),
-            // 127 and 126 are what a shell answers for these.
-            exit: Some(exit_item(Some(if missing { 127 } else { 126 }), None)),
-            provider_session_id: None,
+            exit: Some(process::launch_failure_exit(e)),
         },
     }
 }

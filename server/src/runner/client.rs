@@ -1,9 +1,11 @@
 //! The runner's view of the service: the REST calls it makes, typed with
 //! the same wire types the server answers with. A service that is briefly
-//! unreachable (a restart, a 503) is retried for a while: every call here is
-//! safe to repeat, because the service fences reports by generation and
-//! invocation (a repeated failure report is stale, a repeated
-//! acknowledgement is answered with the route).
+//! unreachable (a restart, a 503) is retried for a while. Reports are safe
+//! to repeat whatever happened to the first try, because the service fences
+//! them by generation and invocation (a repeated failure report is stale, a
+//! repeated acknowledgement is answered with the route); creating a route
+//! or a profile is repeated only when the request surely never arrived (the
+//! connection failed) or was refused unchanged (503).
 
 use app::api::ApiError;
 use app::profile::Profile;
@@ -26,6 +28,9 @@ pub enum ServiceError {
     Api(Box<ApiError>),
     #[error("unexpected answer from {url}: {message}")]
     Decode { url: String, message: String },
+    /// The profile cannot serve this run (a candidate is gone).
+    #[error("{0}")]
+    Profile(String),
 }
 
 pub type Result<T, E = ServiceError> = std::result::Result<T, E>;
@@ -35,13 +40,6 @@ impl ServiceError {
     pub fn route(&self) -> Option<&RouteSnapshot> {
         match self {
             ServiceError::Api(e) => e.route.as_deref(),
-            _ => None,
-        }
-    }
-
-    pub fn kind(&self) -> Option<&str> {
-        match self {
-            ServiceError::Api(e) => Some(&e.error),
             _ => None,
         }
     }
@@ -154,8 +152,7 @@ impl Service {
 
     /// Creates a profile (the demo's).
     pub async fn create_profile(&self, body: &Value) -> Result<Profile> {
-        self.call(reqwest::Method::POST, "/profiles", Some(body.clone()), None)
-            .await
+        self.create("/profiles", body.clone()).await
     }
 
     pub async fn open_route(
@@ -165,8 +162,7 @@ impl Service {
         reference: &str,
     ) -> Result<RouteSnapshot> {
         let body = json!({"profile_id": profile_id, "caller": {"kind": caller, "ref": reference}});
-        self.call(reqwest::Method::POST, "/routes", Some(body), None)
-            .await
+        self.create("/routes", body).await
     }
 
     pub async fn route(&self, id: &str) -> Result<RouteSnapshot> {
@@ -278,6 +274,29 @@ impl Service {
         body: Option<Value>,
         timeout: Option<Duration>,
     ) -> Result<T> {
+        self.send(method, path, body, timeout, Repeat::Always).await
+    }
+
+    /// `call` for a request that must not be applied twice.
+    async fn create<T: DeserializeOwned>(&self, path: &str, body: Value) -> Result<T> {
+        self.send(
+            reqwest::Method::POST,
+            path,
+            Some(body),
+            None,
+            Repeat::IfNotSent,
+        )
+        .await
+    }
+
+    async fn send<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+        timeout: Option<Duration>,
+        repeat: Repeat,
+    ) -> Result<T> {
         let url = format!("{}/api/v1{path}", self.base);
         let give_up = tokio::time::Instant::now() + UNREACHABLE_PATIENCE;
         let mut pause = Duration::from_millis(250);
@@ -317,10 +336,17 @@ impl Service {
                     }
                     ServiceError::Api(Box::new(error))
                 }
-                Err(e) => ServiceError::Unreachable {
-                    url: self.base.clone(),
-                    message: describe_reqwest(&e),
-                },
+                Err(e) => {
+                    let error = ServiceError::Unreachable {
+                        url: self.base.clone(),
+                        message: describe_reqwest(&e),
+                    };
+                    // A timeout may have been applied: do not create twice.
+                    if repeat == Repeat::IfNotSent && !e.is_connect() {
+                        return Err(error);
+                    }
+                    error
+                }
             };
             if tokio::time::Instant::now() + pause > give_up {
                 return Err(outcome);
@@ -329,6 +355,14 @@ impl Service {
             pause = (pause * 2).min(Duration::from_secs(5));
         }
     }
+}
+
+/// Whether a failed request may be sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeat {
+    Always,
+    /// Only when it surely did not arrive, or was refused unchanged (503).
+    IfNotSent,
 }
 
 /// reqwest's top-level message hides the cause ("error sending request").

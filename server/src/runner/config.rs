@@ -81,6 +81,11 @@ pub struct AgentConfig {
     /// (`read`, `edit`, `search`, `execute`, `fetch`, …) to allow.
     #[serde(default)]
     pub allow_tools: Vec<String>,
+    /// Stop an attempt that runs longer than this (seconds). Off by
+    /// default: a slow agent is not a failed one, but some CLIs wait
+    /// forever for a provider that never answers.
+    #[serde(default)]
+    pub timeout_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -152,6 +157,11 @@ impl RunnerConfig {
                     "`{key}.permissions` and `{key}.allow_tools` apply to `format = \"acp\"` only"
                 )));
             }
+            if agent.timeout_seconds == Some(0) {
+                return Err(invalid(format!(
+                    "`{key}.timeout_seconds` must be at least 1 (leave it out for no limit)"
+                )));
+            }
             if agent.permissions != Permissions::AllowListed && !agent.allow_tools.is_empty() {
                 return Err(invalid(format!(
                     "`{key}.allow_tools` needs `permissions = \"allow_listed\"`"
@@ -191,6 +201,24 @@ impl RunnerConfig {
                     }
                 ),
             })
+    }
+
+    /// The agent for a candidate, checked as far as it can be before it
+    /// runs: its table exists and its working directory is a directory.
+    pub fn runnable(&self, profile_ref: &str, candidate_label: &str) -> Result<&AgentConfig> {
+        let agent = self.agent(profile_ref, candidate_label)?;
+        if let Some(dir) = self.working_dir(agent) {
+            if !dir.is_dir() {
+                return Err(ConfigError::Invalid {
+                    path: self.path.display().to_string(),
+                    message: format!(
+                        "`agents.{profile_ref}.cwd` is not a directory: {}",
+                        dir.display()
+                    ),
+                });
+            }
+        }
+        Ok(agent)
     }
 
     /// The agent's working directory: `cwd` relative to this file's folder.
@@ -313,5 +341,10 @@ mod tests {
         assert!(e.to_string().contains("configured: a"), "{e}");
         let e = c.agent("", "Codex").expect_err("no ref");
         assert!(e.to_string().contains("no profile_ref"), "{e}");
+        let c = parse("[agents.a]\ncommand = [\"x\", \"{prompt}\"]\nformat = \"plain\"\ncwd = \"/nonexistent/dir\"\n")
+            .expect("valid");
+        let e = c.runnable("a", "A").expect_err("no such directory");
+        assert!(e.to_string().contains("agents.a.cwd"), "{e}");
+        assert!(parse("[agents.a]\ncommand = [\"x\", \"{prompt}\"]\nformat = \"plain\"\ntimeout_seconds = 0\n").is_err());
     }
 }

@@ -256,38 +256,34 @@ impl Launcher for Simulated {
             _ = tokio::time::sleep(Duration::from_secs(ATTEMPT_SECONDS)) => {}
             _ = cancel.cancelled() => {}
         }
-        let failed = |items: Vec<EvidenceItem>, phase: Phase, had_effect: bool| End {
+        let failed = |items: Vec<EvidenceItem>, phase: Phase| End {
             outcome: Outcome::Failed,
-            had_effect,
             record: Record {
                 phase,
                 items,
                 stderr: Vec::new(),
                 stdout: Vec::new(),
                 exit: None,
-                provider_session_id: None,
             },
         };
         match step {
             Sim::Answer => End {
                 outcome: Outcome::Succeeded,
-                had_effect: true,
                 record: Record {
                     phase: Phase::Stream,
                     items: Vec::new(),
                     stderr: Vec::new(),
                     stdout: Vec::new(),
                     exit: None,
-                    provider_session_id: None,
                 },
             },
-            Sim::Fail(id) => failed(fixture_items(id), Phase::Prompt, false),
-            Sim::UsageLimit(seconds) => failed(usage_limit(seconds), Phase::Prompt, false),
+            Sim::Fail(id) => failed(fixture_items(id), Phase::Prompt),
+            Sim::UsageLimit(seconds) => failed(usage_limit(seconds), Phase::Prompt),
             Sim::WorkThenFail(id) => {
                 let _ = progress.send(Progress::Effect(EffectKind::AssistantText, None));
                 let mut items = vec![EvidenceItem::effect(EffectKind::AssistantText)];
                 items.extend(fixture_items(id));
-                failed(items, Phase::Stream, true)
+                failed(items, Phase::Stream)
             }
         }
     }

@@ -115,8 +115,6 @@ pub struct Tail {
     max_line_bytes: usize,
     max_bytes: usize,
     bytes: usize,
-    /// Lines dropped off the front (they are summarised in the envelope).
-    dropped: usize,
 }
 
 impl Tail {
@@ -127,7 +125,6 @@ impl Tail {
             max_line_bytes,
             max_bytes,
             bytes: 0,
-            dropped: 0,
         }
     }
 
@@ -144,7 +141,6 @@ impl Tail {
         {
             if let Some(old) = self.lines.pop_front() {
                 self.bytes -= old.len();
-                self.dropped += 1;
             }
         }
     }
@@ -155,10 +151,6 @@ impl Tail {
 
     pub fn lines(&self) -> Vec<String> {
         self.lines.iter().cloned().collect()
-    }
-
-    pub fn dropped(&self) -> usize {
-        self.dropped
     }
 }
 
@@ -195,7 +187,6 @@ pub struct Record {
     pub stderr: Vec<String>,
     pub stdout: Vec<String>,
     pub exit: Option<EvidenceItem>,
-    pub provider_session_id: Option<String>,
 }
 
 /// The envelope, ready to post. `occurred_at` is left to the service, so
@@ -243,33 +234,6 @@ pub fn envelope(subject: &Subject<'_>, record: &Record) -> Value {
     v
 }
 
-/// How the process ended, as an item: a signal by name, else the code.
-pub fn exit_item(code: Option<i32>, signal: Option<i32>) -> EvidenceItem {
-    EvidenceItem::ProcessExit {
-        exit_code: code.map(i64::from),
-        signal: signal.map(signal_name),
-    }
-}
-
-pub fn signal_name(n: i32) -> String {
-    match n {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        other => return format!("SIG{other}"),
-    }
-    .to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,8 +260,10 @@ mod tests {
             ],
             stderr: vec!["warn".into()],
             stdout: vec![],
-            exit: Some(exit_item(Some(1), None)),
-            provider_session_id: None,
+            exit: Some(EvidenceItem::ProcessExit {
+                exit_code: Some(1),
+                signal: None,
+            }),
         };
         let v = envelope(&subject(), &record);
         assert!(v.get("model_id").is_none(), "empty ids are left out");
@@ -316,7 +282,6 @@ mod tests {
         }
         t.push("   ");
         assert_eq!(t.lines().len(), 3);
-        assert_eq!(t.dropped(), 7);
         assert!(t.lines().iter().all(|l| l.len() <= 8 + '…'.len_utf8()));
         assert_eq!(truncate("héllo", 2), "h…");
         let mut t = Tail::new(100, 10, 25);
@@ -337,8 +302,10 @@ mod tests {
                 .collect(),
             stderr: vec![],
             stdout: vec![],
-            exit: Some(exit_item(None, Some(9))),
-            provider_session_id: None,
+            exit: Some(EvidenceItem::ProcessExit {
+                exit_code: None,
+                signal: Some("SIGKILL".into()),
+            }),
         };
         let v = envelope(&subject(), &record);
         let items = v["items"].as_array().expect("items");

@@ -12,7 +12,8 @@
 //!
 //! Exit codes: 0 the prompt succeeded; 2 bad usage or configuration
 //! (nothing ran); 3 the route stopped for a person; 4 the service could
-//! not be reached or refused a report; 130 interrupted (Ctrl-C, SIGTERM).
+//! not be reached or refused a report; 130 interrupted (Ctrl-C, SIGTERM,
+//! SIGHUP, SIGQUIT; a second one exits at once).
 
 pub mod acp;
 pub mod attempt;
@@ -21,6 +22,7 @@ pub mod config;
 pub mod demo;
 pub mod envelope;
 pub mod format;
+pub mod process;
 pub mod session;
 pub mod step;
 pub mod ui;
@@ -63,6 +65,8 @@ impl Exit {
 /// Launches configured agents: a process per attempt, read by its format.
 pub struct Configured {
     pub config: RunnerConfig,
+    /// The agent running now, for a second Ctrl-C.
+    pub active: process::ActiveAgent,
 }
 
 impl Launcher for Configured {
@@ -89,6 +93,7 @@ impl Launcher for Configured {
             progress,
             cancel,
             ui,
+            active: &self.active,
         };
         match agent.format {
             Format::Acp => acp::run(ctx).await,
@@ -149,7 +154,7 @@ async fn run_async(args: RunArgs) -> Exit {
     };
     // Every candidate must be runnable before anything runs or is opened.
     for c in &profile.candidates {
-        if let Err(e) = config.agent(&c.profile_ref, &c.label) {
+        if let Err(e) = config.runnable(&c.profile_ref, &c.label) {
             return fail(e.to_string(), Exit::Usage);
         }
     }
@@ -166,8 +171,9 @@ async fn run_async(args: RunArgs) -> Exit {
     ));
 
     let cancel = CancellationToken::new();
-    tokio::task::spawn_local(interrupt_on_signal(cancel.clone()));
-    let launcher = Configured { config };
+    let active = process::ActiveAgent::default();
+    tokio::task::spawn_local(interrupt_on_signal(cancel.clone(), active.clone()));
+    let launcher = Configured { config, active };
     let mut session = Session {
         service: &service,
         profile,
@@ -265,18 +271,31 @@ async fn open(
     }
 }
 
-/// Ctrl-C or SIGTERM cancels the run: the agent is stopped, then the route.
-async fn interrupt_on_signal(cancel: CancellationToken) {
+/// The first Ctrl-C, SIGTERM, SIGHUP (the terminal closed) or SIGQUIT
+/// cancels the run: the agent is stopped, then the route. A second one
+/// kills the agent's group and exits at once, whatever is in flight.
+async fn interrupt_on_signal(cancel: CancellationToken, active: process::ActiveAgent) {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
+    let kinds = [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+        SignalKind::quit(),
+    ];
+    let mut streams = Vec::new();
+    for kind in kinds {
+        match signal(kind) {
+            Ok(s) => streams.push(s),
+            Err(e) => eprintln!("kandev-recovery: cannot watch for signals: {e}"),
+        }
     }
+    if streams.is_empty() {
+        return;
+    }
+    futures::future::select_all(streams.iter_mut().map(|s| Box::pin(s.recv()))).await;
     cancel.cancel();
+    futures::future::select_all(streams.iter_mut().map(|s| Box::pin(s.recv()))).await;
+    eprintln!("kandev-recovery: interrupted again; stopping now");
+    active.kill();
+    std::process::exit(i32::from(Exit::Interrupted.code()));
 }

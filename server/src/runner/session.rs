@@ -2,6 +2,11 @@
 //! happened, and do what the service decided — wait for its dispatch,
 //! switch, or stop for a person. The service owns every decision and every
 //! timer; this loop only reads the route it answers with ([`super::step`]).
+//!
+//! A prompt is delivered without a dispatch only once: to the route this
+//! runner just opened. Any later `active` route was made so by someone
+//! else (another runner acknowledged a switch, say), and is not delivered
+//! again.
 
 use super::attempt::{End, Outcome, Progress};
 use super::client::{Invocation, Service, ServiceError};
@@ -9,16 +14,19 @@ use super::envelope::{envelope, Subject};
 use super::step::{awaited, decision_line, step, stopped_words, Step};
 use super::ui::{ServerClock, Ui};
 use app::profile::{Candidate, Profile};
-use app::route::{Dispatch, RouteSnapshot};
+use app::route::{Dispatch, RouteSnapshot, RouteState};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// A claimed dispatch must be acknowledged within this lease; the runner
-/// acknowledges as soon as the agent has the prompt, seconds after.
-const LEASE_SECONDS: u32 = 120;
+/// A claimed dispatch must be acknowledged within this lease. The runner
+/// acknowledges as soon as the agent has the prompt — seconds, or for an
+/// ACP agent started through npx, maybe a minute or two.
+const LEASE_SECONDS: u32 = 300;
 /// How long one claim long-polls before the route is read again.
 const CLAIM_WAIT_SECONDS: u32 = 20;
+/// While waiting, an unreachable service is tried again this often.
+const UNREACHABLE_PAUSE: Duration = Duration::from_secs(10);
 
 /// Runs attempts of candidates: real processes, an ACP agent, or the
 /// demo's simulated agents.
@@ -45,7 +53,7 @@ pub enum Ending {
     Interrupted(Option<RouteSnapshot>),
     /// The service could not be reached or refused a report.
     Service(ServiceError),
-    /// Attached to a route this runner must not deliver again.
+    /// A route this runner must not deliver (again), and why.
     Refused(RouteSnapshot, String),
 }
 
@@ -70,18 +78,20 @@ enum Awaited {
     /// The route left its wait without a dispatch for us (stopped from the
     /// web app, say).
     Moved(Box<RouteSnapshot>),
+    /// The route's dispatch was handed to someone else.
+    Taken(Box<RouteSnapshot>),
     Interrupted,
 }
 
 impl<L: Launcher> Session<'_, L> {
     /// Follows `route` until it succeeds, stops for a person, or the user
     /// interrupts. `attached`: the route was opened by someone else (or an
-    /// earlier runner), so an `active` one is not delivered again.
+    /// earlier runner), so an `active` one is not delivered.
     pub async fn follow(&mut self, mut route: RouteSnapshot, attached: bool) -> Ending {
-        let mut first = true;
+        let mut may_deliver_active = !attached;
         loop {
             let delivery = match step(&route) {
-                Step::Deliver if attached && first => {
+                Step::Deliver if !may_deliver_active => {
                     return Ending::Refused(
                         route,
                         "the route is active: its prompt may already be running or have run, \
@@ -102,8 +112,16 @@ impl<L: Launcher> Session<'_, L> {
                     },
                     Ok(Awaited::Moved(r)) => {
                         route = *r;
-                        first = false;
+                        may_deliver_active = false;
                         continue;
+                    }
+                    Ok(Awaited::Taken(r)) => {
+                        return Ending::Refused(
+                            *r,
+                            "the route's next attempt was already handed out (to an earlier \
+                             runner?), so this runner does not deliver it"
+                                .into(),
+                        )
                     }
                     Ok(Awaited::Interrupted) => return self.interrupt_wait(route).await,
                     Err(e) => return Ending::Service(e),
@@ -115,7 +133,7 @@ impl<L: Launcher> Session<'_, L> {
                     return Ending::Stopped(route);
                 }
             };
-            first = false;
+            may_deliver_active = false;
             match self.deliver(&route, delivery).await {
                 Ok(Next::Route(r)) => route = r,
                 Ok(Next::Done(ending)) => return ending,
@@ -147,20 +165,30 @@ impl<L: Launcher> Session<'_, L> {
         let dispatch = d.dispatch.clone();
         let ui = self.ui;
         let reports = async {
-            // The service refused the delivery (the route moved on): the
-            // route as it answered, if it did.
-            let mut refused: Option<Option<RouteSnapshot>> = None;
+            // The service refused the delivery: the route as it answered.
+            let mut refused: Option<RouteSnapshot> = None;
             while let Some(p) = rx.recv().await {
                 match p {
                     Progress::Delivered => {
-                        if let Some(dispatch) = &dispatch {
-                            if let Err(e) = service.acknowledge(dispatch).await {
+                        let Some(dispatch) = &dispatch else { continue };
+                        match service.acknowledge(dispatch).await {
+                            Ok(_) => {}
+                            // A definite no (the route moved on): stop the
+                            // agent, report nothing about it.
+                            Err(ServiceError::Api(e)) if e.route.is_some() => {
                                 ui.status(&format!(
-                                    "the service did not accept the delivery ({e}); stopping the agent"
+                                    "the service did not accept the delivery ({}); stopping the agent",
+                                    e.message
                                 ));
-                                refused = Some(e.route().cloned());
+                                refused = e.route.map(|r| *r);
                                 attempt_cancel.cancel();
                             }
+                            // Unknown whether it was stored: the agent has
+                            // the prompt either way, so let it work; the
+                            // report at its end says what happened.
+                            Err(e) => ui.status(&format!(
+                                "could not acknowledge the delivery ({e}); carrying on"
+                            )),
                         }
                     }
                     Progress::Effect(kind, session) => {
@@ -186,10 +214,7 @@ impl<L: Launcher> Session<'_, L> {
         if let Some(route_now) = refused {
             // Nothing is reported for an attempt the service did not
             // authorise; the loop goes on from the route as it is.
-            return Ok(Next::Route(match route_now {
-                Some(r) => r,
-                None => self.service.route(&route.id).await?,
-            }));
+            return Ok(Next::Route(route_now));
         }
         let subject = Subject {
             route_id: &route.id,
@@ -217,37 +242,45 @@ impl<L: Launcher> Session<'_, L> {
                     }
                 }
             }
-            Outcome::Failed | Outcome::Interrupted => {
-                let interrupted = end.outcome == Outcome::Interrupted;
-                let evidence = envelope(&subject, &end.record);
-                self.ui.evidence(&evidence);
-                let reply = self.service.report_failure(&route.id, &evidence).await?;
-                self.ui.status(&decision_line(&reply));
-                if interrupted {
-                    return Ok(Next::Done(Ending::Interrupted(Some(reply.route))));
-                }
-                Ok(Next::Route(reply.route))
+            Outcome::Failed => {
+                let reply = self.report(&route.id, &subject, &end).await?;
+                Ok(Next::Route(reply))
+            }
+            Outcome::Interrupted => {
+                let reply = self.report(&route.id, &subject, &end).await?;
+                // The interruption normally stops the route (it is
+                // classified `cancelled`); if the route still waits, nothing
+                // should fire later with no runner to deliver it.
+                Ok(Next::Done(self.stop_if_waiting(reply).await))
             }
         }
+    }
+
+    async fn report(
+        &self,
+        route_id: &str,
+        subject: &Subject<'_>,
+        end: &End,
+    ) -> Result<RouteSnapshot, ServiceError> {
+        let evidence = envelope(subject, &end.record);
+        self.ui.evidence(&evidence);
+        let reply = self.service.report_failure(route_id, &evidence).await?;
+        self.ui.status(&decision_line(&reply));
+        Ok(reply.route)
     }
 
     /// Shows the wait and long-polls for this route's dispatch; the backend
     /// owns the timer, so `retry_now` from the web app ends the wait at once.
     async fn await_dispatch(&self, route: &RouteSnapshot) -> Result<Awaited, ServiceError> {
         let mut route = route.clone();
-        let mut wait = route.pending.as_ref().map(|p| {
-            self.ui.begin_wait(
-                &awaited(&route),
-                p.deadline,
-                ServerClock::from_server_time(route.server_time),
-            )
-        });
-        if wait.is_none() {
-            self.ui.status(&format!("waiting for {}", awaited(&route)));
-        }
+        let mut wait = self.begin_wait(&route);
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
         let route_id = route.id.clone();
+        let mut unreachable_since: Option<tokio::time::Instant> = None;
         let result = loop {
+            // In `retrying` or `switching` the dispatch already exists: a
+            // claim that finds none means someone else holds it.
+            let handed_out = matches!(route.state, RouteState::Retrying | RouteState::Switching);
             let claim = self
                 .service
                 .claim(&route_id, LEASE_SECONDS, CLAIM_WAIT_SECONDS);
@@ -265,24 +298,42 @@ impl<L: Launcher> Session<'_, L> {
             };
             match claimed {
                 None => break Ok(Awaited::Interrupted),
-                Some(Err(e)) => break Err(e),
                 Some(Ok(Some(d))) => break Ok(Awaited::Dispatch(d)),
+                // Nothing is in flight while waiting, so an unreachable
+                // service (a restart, a long outage) is waited out.
+                Some(Err(ServiceError::Unreachable { message, .. })) => {
+                    if unreachable_since.is_none() {
+                        self.ui.status(&format!(
+                            "the service is unreachable ({message}); still waiting, trying again every {} s",
+                            UNREACHABLE_PAUSE.as_secs()
+                        ));
+                        unreachable_since = Some(tokio::time::Instant::now());
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(UNREACHABLE_PAUSE) => continue,
+                        _ = self.cancel.cancelled() => break Ok(Awaited::Interrupted),
+                    }
+                }
+                Some(Err(e)) => break Err(e),
                 Some(Ok(None)) => {
-                    let now = self.service.route(&route_id).await?;
+                    if unreachable_since.take().is_some() {
+                        self.ui.status("the service is back");
+                    }
+                    let now = tokio::select! {
+                        r = self.service.route(&route_id) => r?,
+                        _ = self.cancel.cancelled() => break Ok(Awaited::Interrupted),
+                    };
                     if step(&now) != Step::AwaitDispatch {
                         break Ok(Awaited::Moved(Box::new(now)));
+                    }
+                    if handed_out && now.generation == route.generation {
+                        break Ok(Awaited::Taken(Box::new(now)));
                     }
                     if now.pending != route.pending {
                         if let Some(w) = wait.take() {
                             self.ui.end_wait(w);
                         }
-                        wait = now.pending.as_ref().map(|p| {
-                            self.ui.begin_wait(
-                                &awaited(&now),
-                                p.deadline,
-                                ServerClock::from_server_time(now.server_time),
-                            )
-                        });
+                        wait = self.begin_wait(&now);
                     }
                     route = now;
                 }
@@ -294,14 +345,34 @@ impl<L: Launcher> Session<'_, L> {
         result
     }
 
+    fn begin_wait(&self, route: &RouteSnapshot) -> Option<super::ui::Wait> {
+        match &route.pending {
+            Some(p) => Some(self.ui.begin_wait(
+                &awaited(route),
+                p.deadline,
+                ServerClock::from_server_time(route.server_time),
+            )),
+            None => {
+                self.ui.status(&format!("waiting for {}", awaited(route)));
+                None
+            }
+        }
+    }
+
     /// Ctrl-C while waiting: stop the route, so nothing fires later with
     /// no runner to deliver it.
     async fn interrupt_wait(&self, route: RouteSnapshot) -> Ending {
         let now = self.service.route(&route.id).await.unwrap_or(route);
-        if step(&now) != Step::AwaitDispatch {
-            return Ending::Interrupted(Some(now));
+        self.stop_if_waiting(now).await
+    }
+
+    /// Stops a route that waits for a timer; other states cannot be
+    /// stopped (the state table) and are left as they are.
+    async fn stop_if_waiting(&self, route: RouteSnapshot) -> Ending {
+        if !route.state.is_waiting() {
+            return Ending::Interrupted(Some(route));
         }
-        match self.service.act(&now.id, "stop", now.generation).await {
+        match self.service.act(&route.id, "stop", route.generation).await {
             Ok(r) => {
                 self.ui.status("interrupted: the route is stopped");
                 Ending::Interrupted(Some(r))
@@ -325,9 +396,11 @@ impl<L: Launcher> Session<'_, L> {
             .iter()
             .find(|c| c.id == id)
             .cloned()
-            .ok_or_else(|| ServiceError::Decode {
-                url: self.service.route_page(""),
-                message: format!("the profile has no candidate `{id}` any more"),
+            .ok_or_else(|| {
+                ServiceError::Profile(format!(
+                    "profile \"{}\" has no candidate `{id}` any more",
+                    self.profile.name
+                ))
             })
     }
 }

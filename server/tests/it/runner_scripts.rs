@@ -271,6 +271,12 @@ async fn a_missing_executable_stops_the_route_with_a_reason() {
         .as_str()
         .unwrap_or("")
         .contains("command not found"));
+    assert!(
+        run.stderr
+            .contains("/nonexistent/kandev-agent-xyz: command not found"),
+        "the person sees why: {}",
+        run.stderr
+    );
 }
 
 #[tokio::test]
@@ -307,15 +313,23 @@ async fn megabytes_of_output_keep_the_evidence_bounded() {
 }
 
 #[tokio::test]
-async fn a_malformed_json_line_is_evidence_not_output() {
+async fn a_banner_is_evidence_but_a_cut_off_event_counts_as_output() {
     let s = setup().await;
     let a = Script::new(s.dir.path(), "a");
-    let out = format!(
+    // A line that is not an event (a banner) does not stop a retry…
+    let banner = format!(
+        "Loaded cached credentials.\n{}",
+        claude_api_error(529, OVERLOADED)
+    );
+    // …but one that starts like an event and does not parse may have been
+    // output: it fails closed.
+    let cut = format!(
         "{{\"type\":\"assistant\",\"message\":{{\"content\":[{{\"type\":\"te\n{}",
         claude_api_error(529, OVERLOADED)
     );
-    a.reply(1, &out, "", 1)
-        .reply(2, &claude_answer("ok"), "", 0);
+    a.reply(1, &banner, "", 1)
+        .reply(2, &cut, "", 1)
+        .reply(3, &claude_answer("ok"), "", 0);
     let config = write_config(
         s.dir.path(),
         &[AgentTable::new("a", a.command(), "claude-stream-json")],
@@ -325,9 +339,15 @@ async fn a_malformed_json_line_is_evidence_not_output() {
     let run = Runner::new(&s.server, &pid, &config, "go")
         .run(&s.server, &pid)
         .await;
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert_eq!(run.decisions(), vec!["retry"]);
-    assert_eq!(run.stdout, "ok\n");
+    assert_eq!(run.code, Some(3), "{}", run.stderr);
+    assert_eq!(run.decisions(), vec!["retry", "effect_unsafe"]);
+    assert_eq!(a.invocations(), 2);
+    assert!(
+        run.stderr
+            .contains("could not be read; treating it as output"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[tokio::test]
@@ -362,12 +382,14 @@ fn alive(pid: i32) -> bool {
     kill(Pid::from_raw(pid), None).is_ok()
 }
 
-#[tokio::test]
-async fn ctrl_c_stops_the_agent_group_and_the_route() {
+async fn signal_stops_the_agent_group_and_the_route(signal: Signal, out: &str) {
     let s = setup().await;
     let a = Script::new(s.dir.path(), "a");
-    a.reply(1, "", "", 0).extra(1, "sleep", "60");
-    let config = write_config(s.dir.path(), &[AgentTable::new("a", a.command(), "plain")]);
+    a.reply(1, out, "", 0).extra(1, "sleep", "60");
+    let config = write_config(
+        s.dir.path(),
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
+    );
     let api = s.server.api();
     let pid = profile(&api, "p", &[one("Sleepy", "a", policy(3, 5, 0, "skip"))]).await;
     let runner = Runner::new(&s.server, &pid, &config, "go");
@@ -375,12 +397,100 @@ async fn ctrl_c_stops_the_agent_group_and_the_route() {
     let runner_pid = child.id().expect("pid") as i32;
     until("the agent to start", || async { a.pid(1).is_some() }).await;
     let agent_pid = a.pid(1).expect("agent pid");
-    kill(Pid::from_raw(runner_pid), Signal::SIGINT).expect("signal the runner");
+    kill(Pid::from_raw(runner_pid), signal).expect("signal the runner");
     let run = runner.drive(&s.server, &pid, child).await;
     assert_eq!(run.code, Some(130), "{}", run.stderr);
     assert!(!alive(agent_pid), "no orphaned agent");
     assert_eq!(run.route["state"], "action_required");
-    assert_eq!(run.codes(), vec!["cancelled"]);
+    assert_eq!(run.codes(), vec!["cancelled"], "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_the_agent_group_and_the_route() {
+    signal_stops_the_agent_group_and_the_route(Signal::SIGINT, "").await
+}
+
+#[tokio::test]
+async fn a_closed_terminal_stops_the_agent_group_and_the_route() {
+    signal_stops_the_agent_group_and_the_route(Signal::SIGHUP, "").await
+}
+
+#[tokio::test]
+async fn an_interruption_stops_the_route_whatever_the_agent_said_before() {
+    // The agent reported a capacity error and lingers; the user's Ctrl-C,
+    // not the error, is why the attempt ended: no retry is scheduled.
+    signal_stops_the_agent_group_and_the_route(Signal::SIGINT, &claude_api_error(529, OVERLOADED))
+        .await
+}
+
+#[tokio::test]
+async fn a_timeout_stops_an_agent_that_never_answers() {
+    let s = setup().await;
+    let a = Script::new(s.dir.path(), "a");
+    a.reply(1, "", "", 0).extra(1, "sleep", "60");
+    let path = s.dir.path().join("kandev-runner.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[agents.a]\ncommand = [{:?}, \"{{prompt}}\"]\nformat = \"plain\"\ntimeout_seconds = 1\n",
+            a.command()[0]
+        ),
+    )
+    .expect("config");
+    let api = s.server.api();
+    let pid = profile(&api, "p", &[one("Slow", "a", policy(3, 5, 0, "skip"))]).await;
+    let run = Runner::new(&s.server, &pid, &path, "go")
+        .run(&s.server, &pid)
+        .await;
+    assert_eq!(run.code, Some(3), "{}", run.stderr);
+    assert_eq!(
+        run.route["reason"], "unclassified",
+        "a timeout is not a provider's verdict"
+    );
+    assert!(!alive(a.pid(1).expect("pid")), "the agent was stopped");
+    assert!(run.stderr.contains("past its timeout"), "{}", run.stderr);
+}
+
+#[tokio::test]
+async fn attaching_to_a_retry_already_handed_out_is_refused() {
+    let s = setup().await;
+    let a = Script::new(s.dir.path(), "a");
+    a.reply(1, &claude_api_error(529, OVERLOADED), "", 1)
+        .reply(2, "", "", 0)
+        .extra(2, "sleep", "60");
+    let config = write_config(
+        s.dir.path(),
+        &[AgentTable::new("a", a.command(), "claude-stream-json")],
+    );
+    let api = s.server.api();
+    let pid = profile(&api, "p", &[one("Claude", "a", policy(1, 5, 0, "stop"))]).await;
+    let first = Runner::new(&s.server, &pid, &config, "go");
+    let mut child = first.spawn();
+    until("the retry wait", || async {
+        crate::runner_harness::newest_route(&api, &pid)
+            .await
+            .is_some_and(|r| r["state"] == "retry_wait")
+    })
+    .await;
+    api.advance(5.001).await;
+    // The first runner takes the retry and its agent starts working.
+    until("the retry's agent", || async { a.pid(2).is_some() }).await;
+    child.kill().await.expect("kill -9 the runner");
+    let id = crate::runner_harness::newest_route(&api, &pid)
+        .await
+        .expect("route")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut second = Runner::new(&s.server, &pid, &config, "go");
+    second.args.splice(1..1, ["--route".to_string(), id]);
+    let run = second.run(&s.server, &pid).await;
+    assert_eq!(run.code, Some(3), "{}", run.stderr);
+    assert!(run.stderr.contains("already handed out"), "{}", run.stderr);
+    assert_eq!(a.invocations(), 2, "nothing delivered twice");
+    if let Some(p) = a.pid(2) {
+        let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+    }
 }
 
 #[tokio::test]

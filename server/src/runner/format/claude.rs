@@ -4,12 +4,12 @@
 //! Real work: `assistant` messages from the model (text, `tool_use`) and
 //! partial `stream_event` text deltas. Not work: Claude Code prints a
 //! *synthetic* assistant message for every API error (model
-//! `<synthetic>`, or flagged `isApiErrorMessage`/`error`) — that is the
-//! error, and evidence; `system` `api_retry` events are its retry banners;
+//! `<synthetic>`, flagged `is_api_error_message`, with `api_error_status`
+//! and `api_error_type`) — that is the error, and evidence; `system` `api_retry` events are its retry banners;
 //! `user` events carry tool results (the tool call was the effect); the
 //! final `result` says whether the turn failed.
 
-use super::{status_and_body, text_of, ErrorReport, Finish, Read, Reader, Seen};
+use super::{status_and_body, text_of, unparsed, ErrorReport, Finish, Read, Reader, Seen};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -22,8 +22,7 @@ pub struct Claude {
 impl Reader for Claude {
     fn stdout_line(&mut self, line: &str) -> Read {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
-            // Not an event: a banner or a crash trace. Evidence only.
-            return Read::evidence(Vec::new());
+            return unparsed(line);
         };
         match v.get("type").and_then(Value::as_str).unwrap_or("") {
             "assistant" => self.assistant(&v),
@@ -119,7 +118,19 @@ impl Claude {
                     _ => Read::nothing(),
                 }
             }
-            (Some("message_stop"), _) if self.streamed => Read::work(vec![Seen::Text("\n".into())]),
+            // A new message: whatever streamed before belonged to another.
+            (Some("message_start"), _) => {
+                self.streamed = false;
+                Read::nothing()
+            }
+            (Some("message_stop"), _) if self.streamed => {
+                // A stream Claude Code gave up on ("abandoned_blocks") is
+                // followed by its retry's complete message, which must show.
+                if event.get("abandoned_blocks").is_some_and(|b| !b.is_null()) {
+                    self.streamed = false;
+                }
+                Read::work(vec![Seen::Text("\n".into())])
+            }
             _ => Read::nothing(),
         }
     }
@@ -209,7 +220,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(r[2].seen.last(), Some(&Seen::Finished(Finish::Failure)));
-        assert!(r[3].keep && r[3].seen.is_empty());
+        assert!(
+            r[3].keep && r[3].seen.is_empty(),
+            "a banner is evidence only"
+        );
     }
 
     #[test]
@@ -241,5 +255,27 @@ mod tests {
         ]);
         assert_eq!(r[0].seen, vec![Seen::Text("Hel".into())]);
         assert_eq!(r[2].seen, Vec::<Seen>::new());
+    }
+
+    #[test]
+    fn an_abandoned_stream_does_not_hide_the_retrys_answer() {
+        // Claude Code's text_then_cut_recovers: a stream cut after some
+        // text, closed as abandoned, then the non-streaming retry's message.
+        let r = read(&[
+            r#"{"type":"stream_event","event":{"type":"message_start","message":{}}}"#,
+            r#"{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"PARTIAL-TEXT "}}}"#,
+            r#"{"type":"stream_event","event":{"type":"message_stop","abandoned_blocks":{"api_message_id":"m1","from_block_index":0}}}"#,
+            r#"{"type":"assistant","message":{"model":"m","content":[{"type":"text","text":"PONG-42"}]}}"#,
+            r#"not json"#,
+            r#"{"type":"assistant","message":{"model":"m","content":[{"type":"te"#,
+        ]);
+        assert_eq!(r[1].seen, vec![Seen::Text("PARTIAL-TEXT ".into())]);
+        assert_eq!(r[3].seen, vec![Seen::Text("PONG-42\n".into())]);
+        assert_eq!(r[4], Read::evidence(Vec::new()), "a banner is evidence");
+        assert_eq!(
+            r[5].seen,
+            vec![Seen::Unreadable],
+            "cut-off output fails closed"
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! "Reconnecting… 2/5" retry banners), `error` items, and `turn.failed`,
 //! whose message is the failure.
 
-use super::{status_and_body, ErrorReport, Finish, Read, Reader, Seen};
+use super::{status_and_body, unparsed, ErrorReport, Finish, Read, Reader, Seen};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -33,7 +33,7 @@ const TOOL_ITEMS: [&str; 5] = [
 impl Reader for Codex {
     fn stdout_line(&mut self, line: &str) -> Read {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
-            return Read::evidence(Vec::new());
+            return unparsed(line);
         };
         let item = v.get("item").unwrap_or(&Value::Null);
         let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");

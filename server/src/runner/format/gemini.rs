@@ -6,7 +6,7 @@
 //! either), `tool_result` (tool output), `error` events (Gemini CLI's own
 //! notices and errors) and a `result` with status `error`.
 
-use super::{status_and_body, text_of, ErrorReport, Finish, Read, Reader, Seen};
+use super::{status_and_body, text_of, unparsed, ErrorReport, Finish, Read, Reader, Seen};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -18,7 +18,7 @@ pub struct Gemini {
 impl Reader for Gemini {
     fn stdout_line(&mut self, line: &str) -> Read {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
-            return Read::evidence(Vec::new());
+            return unparsed(line);
         };
         match v.get("type").and_then(Value::as_str).unwrap_or("") {
             "init" => Read::work(

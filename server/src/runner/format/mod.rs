@@ -33,6 +33,9 @@ pub enum Seen {
     Session(String),
     /// The CLI's final word on the turn.
     Finished(Finish),
+    /// A line that looks like an event but does not parse (cut short, or
+    /// garbled): it may have been output, so it counts as one (fail closed).
+    Unreadable,
 }
 
 /// How the turn ended, as the CLI said it.
@@ -98,6 +101,16 @@ impl Read {
 
     pub fn nothing() -> Read {
         Read::default()
+    }
+}
+
+/// A stdout line that is not JSON: a banner or a crash trace is evidence;
+/// one that starts like an event but does not parse may be cut-off output.
+pub fn unparsed(line: &str) -> Read {
+    if line.trim_start().starts_with('{') {
+        Read::evidence(vec![Seen::Unreadable])
+    } else {
+        Read::evidence(Vec::new())
     }
 }
 
