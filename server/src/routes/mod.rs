@@ -7,8 +7,9 @@
 //! timers woken, dispatch waiters told and events broadcast; a failed write
 //! schedules nothing. Losing a race answers with the authoritative snapshot.
 
-pub mod machine;
 pub mod model;
+
+pub use app::route::machine;
 
 use crate::classify::{classify_at, Catalogue, Classification, Evidence, Phase, UnknownLog};
 use crate::clock::SharedClock;
@@ -21,12 +22,14 @@ use crate::store::{
 use app::policy::{ClassPolicy, FieldError, FieldErrorCode, PolicyClass};
 use app::profile::Profile;
 use app::route::{
-    event_kind, safe_cause, Attempt, Caller, CallerKind, Dispatch, DispatchReason, LastFailure,
-    Pending, PendingKind, RouteSnapshot, RouteState,
+    event_kind, Action, Attempt, Caller, CallerKind, DecisionKind, Dispatch, DispatchReason,
+    DispatchState, LastFailure, Pending, PendingKind, RouteOutcome, RouteSnapshot, RouteState,
+    ScheduleState, StopReason,
 };
+use app::words::safe_cause;
 use chrono::{DateTime, Utc};
 use machine::{Outcome, Trigger};
-use model::{attempt_to_wire, dispatch_to_wire, new_id, Memory, Route};
+use model::{attempt_to_wire, dispatch_state, dispatch_to_wire, new_id, Memory, Route};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -107,16 +110,6 @@ pub struct EffectReport {
     pub provider_session_id: Option<String>,
 }
 
-/// Manual actions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    RetryNow,
-    SkipNow,
-    Cancel,
-    Stop,
-}
-
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActionRequest {
@@ -127,16 +120,16 @@ pub struct ActionRequest {
 /// The decision as the API reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct DecisionView {
-    /// `wait_for_reset`, `retry`, `skip`, `stop`, `stale`, `unclassified`,
-    /// `not_provider`, `effect_unsafe`.
-    pub kind: String,
-    pub class: Option<String>,
+    pub kind: DecisionKind,
+    #[schema(value_type = Option<String>, example = "transient")]
+    pub class: Option<PolicyClass>,
     pub retry_ordinal: Option<u32>,
     pub max_retries: Option<u32>,
     pub delay_seconds: Option<u64>,
     pub deadline: Option<DateTime<Utc>>,
     /// Where the route went: its state, or why nothing changed.
-    pub outcome: String,
+    #[schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00")]
+    pub outcome: RouteOutcome,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -241,13 +234,12 @@ impl Routes {
 
     pub async fn attempts(&self, id: &str) -> Result<Vec<Attempt>> {
         self.load(id).await?;
-        Ok(self
-            .store
+        self.store
             .list_attempts(id)
             .await?
             .iter()
-            .map(attempt_to_wire)
-            .collect())
+            .map(|a| attempt_to_wire(a).map_err(RouteError::Corrupt))
+            .collect()
     }
 
     /// Commits a change and, only then, wakes timers, dispatch waiters and
@@ -421,7 +413,7 @@ impl Routes {
                 None,
             ),
         };
-        let reason_override = candidate.is_none().then_some("profile_changed");
+        let reason_override = candidate.is_none().then_some(StopReason::ProfileChanged);
 
         let failed_generation = route.generation;
         let failed_invocation = route.invocation_id.clone();
@@ -437,8 +429,8 @@ impl Routes {
         let class_policy = |class: PolicyClass| policy.map(|p| *p.class(class));
         let (outcome, view) = match decision {
             Decision::Rejected(r) => {
-                next.reason = Some(r.as_str().into());
-                (Outcome::ManualRecovery, decision_view(&decision, None))
+                next.reason = Some(r.into());
+                (Outcome::ManualRecovery, decision_view(&decision))
             }
             Decision::WaitForReset { class, deadline } => {
                 let p = class_policy(class).unwrap_or_default();
@@ -453,7 +445,7 @@ impl Routes {
                     &classification,
                 ));
                 commit.schedule = Some(schedule(&next, PendingKind::ResetWait, deadline, now));
-                (Outcome::WaitForReset, decision_view(&decision, None))
+                (Outcome::WaitForReset, decision_view(&decision))
             }
             Decision::Retry {
                 class,
@@ -473,7 +465,7 @@ impl Routes {
                     &classification,
                 ));
                 commit.schedule = Some(schedule(&next, PendingKind::Retry, deadline, now));
-                (Outcome::Retry, decision_view(&decision, None))
+                (Outcome::Retry, decision_view(&decision))
             }
             Decision::Skip { .. } => {
                 let switched = profile
@@ -482,17 +474,17 @@ impl Routes {
                 match switched {
                     Some(d) => {
                         commit.dispatch = Some(d);
-                        (Outcome::Switch, decision_view(&decision, None))
+                        (Outcome::Switch, decision_view(&decision))
                     }
                     None => {
-                        next.reason = Some("no_eligible_candidate".into());
-                        (Outcome::ManualRecovery, decision_view(&decision, None))
+                        next.reason = Some(StopReason::NoEligibleCandidate);
+                        (Outcome::ManualRecovery, decision_view(&decision))
                     }
                 }
             }
             Decision::Stop { .. } => {
-                next.reason = Some(reason_override.unwrap_or("stopped_by_policy").into());
-                (Outcome::ManualRecovery, decision_view(&decision, None))
+                next.reason = Some(reason_override.unwrap_or(StopReason::StoppedByPolicy));
+                (Outcome::ManualRecovery, decision_view(&decision))
             }
         };
         next.state = machine::next(route.state, Trigger::Failure(outcome))
@@ -526,10 +518,10 @@ impl Routes {
                 .and_then(class_policy)
                 .map(|p| serde_json::to_string(&p).expect("policies serialise"))
                 .unwrap_or_else(|| "null".into()),
-            decision: view.kind.clone(),
+            decision: view.kind.to_string(),
             retry_ordinal: view.retry_ordinal.unwrap_or(0) as i64,
             deadline: view.deadline.map(|d| d.timestamp_millis()),
-            outcome: view.outcome.clone(),
+            outcome: view.outcome.to_string(),
             created_at: now.timestamp_millis(),
         });
         let change = Change {
@@ -540,7 +532,7 @@ impl Routes {
         };
         match self.apply(change, event_kind::FAILURE).await {
             Ok(route) => {
-                metrics::counter!("kandev_decisions_total", "decision" => view.kind.clone())
+                metrics::counter!("kandev_decisions_total", "decision" => view.kind.as_str())
                     .increment(1);
                 Ok(FailureAnswer {
                     classification,
@@ -564,11 +556,11 @@ impl Routes {
         now: DateTime<Utc>,
     ) -> FailureAnswer {
         let decision = Decision::Rejected(Rejection::Stale);
-        let mut view = decision_view(&decision, None);
-        view.outcome = format!(
-            "unchanged: the route is at generation {} ({})",
-            route.generation, route.state
-        );
+        let mut view = decision_view(&decision);
+        view.outcome = RouteOutcome::Unchanged {
+            generation: route.generation,
+            state: route.state,
+        };
         FailureAnswer {
             classification,
             decision: view,
@@ -621,7 +613,7 @@ impl Routes {
                 next.generation += 1;
                 next.state = RouteState::ActionRequired;
                 next.pending = None;
-                next.reason = Some("effect_after_failure".into());
+                next.reason = Some(StopReason::EffectAfterFailure);
                 (route.generation, event_kind::EFFECT)
             } else {
                 // About an invocation the route has left behind.
@@ -687,12 +679,14 @@ impl Routes {
     }
 
     async fn claimed_dispatch(&self, route: &Route) -> Result<Option<DispatchRow>> {
-        Ok(self
-            .store
-            .list_dispatches(&route.id)
-            .await?
-            .into_iter()
-            .find(|d| d.state == "claimed" && d.generation == route.generation))
+        for d in self.store.list_dispatches(&route.id).await? {
+            let claimed =
+                dispatch_state(&d).map_err(RouteError::Corrupt)? == DispatchState::Claimed;
+            if claimed && d.generation == route.generation {
+                return Ok(Some(d));
+            }
+        }
+        Ok(None)
     }
 
     /// Commits a fenced change; losing the race answers 409 with the route now.
@@ -744,13 +738,7 @@ impl Routes {
         if req.expected_generation != route.generation {
             return Err(RouteError::Stale(Box::new(route.snapshot(now))));
         }
-        let trigger = match req.action {
-            Action::RetryNow => Trigger::RetryNow,
-            Action::SkipNow => Trigger::SkipNow,
-            Action::Cancel => Trigger::Cancel,
-            Action::Stop => Trigger::Stop,
-        };
-        let Some(state) = machine::next(route.state, trigger) else {
+        let Some(state) = machine::next(route.state, req.action.trigger()) else {
             return Err(self.invalid(
                 &format!("{:?} is not possible", req.action).to_lowercase(),
                 &route,
@@ -781,10 +769,7 @@ impl Routes {
                 } else {
                     next.new_invocation();
                 }
-                let reason = match route.pending.as_ref().map(|p| p.kind) {
-                    Some(PendingKind::ResetWait) => DispatchReason::ResetRetry,
-                    _ => DispatchReason::Retry,
-                };
+                let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
                 commit.dispatch = Some(next.dispatch(reason, now));
             }
             Action::SkipNow => {
@@ -796,12 +781,12 @@ impl Routes {
                     Some(d) => commit.dispatch = Some(d),
                     None => {
                         next.state = RouteState::ActionRequired;
-                        next.reason = Some("no_eligible_candidate".into());
+                        next.reason = Some(StopReason::NoEligibleCandidate);
                     }
                 }
             }
-            Action::Cancel => next.reason = Some("cancelled_by_user".into()),
-            Action::Stop => next.reason = Some("stopped_by_user".into()),
+            Action::Cancel => next.reason = Some(StopReason::CancelledByUser),
+            Action::Stop => next.reason = Some(StopReason::StoppedByUser),
         }
         self.apply_fenced(&route, next, commit, event_kind::ACTION)
             .await
@@ -830,11 +815,13 @@ impl Routes {
         next.generation += 1;
         next.pending = None;
         next.new_invocation();
-        let reason = if schedule.kind == PendingKind::ResetWait.as_str() {
-            DispatchReason::ResetRetry
-        } else {
-            DispatchReason::Retry
-        };
+        let kind: PendingKind = schedule.kind.parse().map_err(|_| {
+            RouteError::Corrupt(format!(
+                "stored schedule kind `{}` of {} is unknown",
+                schedule.kind, schedule.id
+            ))
+        })?;
+        let reason = DispatchReason::after(Some(kind));
         let commit = Commit {
             fire_schedule: Some(schedule.id.clone()),
             dispatch: Some(next.dispatch(reason, now)),
@@ -930,7 +917,10 @@ impl Routes {
                 )
                 .await?;
             if !rows.is_empty() || tokio::time::Instant::now() >= give_up {
-                return Ok(rows.iter().map(dispatch_to_wire).collect());
+                return rows
+                    .iter()
+                    .map(|d| dispatch_to_wire(d).map_err(RouteError::Corrupt))
+                    .collect();
             }
             tokio::select! {
                 _ = notified => {}
@@ -948,20 +938,22 @@ impl Routes {
             .await?
             .ok_or(RouteError::NotFound("dispatch"))?;
         let route = self.load(&d.route_id).await?;
-        if d.state == "acked" && d.generation == generation {
+        let wire = dispatch_to_wire(&d).map_err(RouteError::Corrupt)?;
+        let state = dispatch_state(&d).map_err(RouteError::Corrupt)?;
+        if state == DispatchState::Acked && d.generation == generation {
             return Ok(route.snapshot(self.now()));
         }
         if generation != d.generation || route.generation != d.generation {
             return Err(RouteError::Stale(Box::new(route.snapshot(self.now()))));
         }
-        if d.state != "claimed" {
+        if state != DispatchState::Claimed {
             return Err(RouteError::InvalidAction {
-                message: format!("the dispatch is {}, not claimed", d.state),
+                message: format!("the dispatch is {state}, not claimed"),
                 route: Box::new(route.snapshot(self.now())),
             });
         }
         let mut next = route.clone();
-        if d.reason == DispatchReason::Switch.as_str() {
+        if wire.reason == DispatchReason::Switch {
             if let Some(state) = machine::next(route.state, Trigger::SwitchAcknowledged) {
                 next.state = state;
             }
@@ -997,7 +989,7 @@ impl Routes {
             let mut next = route.clone();
             next.state = state;
             next.generation += 1;
-            next.reason = Some("ambiguous_dispatch".into());
+            next.reason = Some(StopReason::AmbiguousDispatch);
             match self
                 .apply_fenced(&route, next, Commit::default(), event_kind::AMBIGUOUS)
                 .await
@@ -1049,52 +1041,51 @@ fn schedule(
         generation: route.generation,
         kind: kind.as_str().into(),
         deadline: deadline.timestamp_millis(),
-        state: "armed".into(),
+        state: ScheduleState::Armed.to_string(),
         created_at: now.timestamp_millis(),
     }
 }
 
-fn decision_view(d: &Decision, outcome: Option<String>) -> DecisionView {
+fn decision_view(d: &Decision) -> DecisionView {
     let mut v = DecisionView {
-        kind: d.as_str().into(),
-        class: None,
+        kind: d.kind(),
+        class: d.class(),
         retry_ordinal: None,
         max_retries: None,
         delay_seconds: None,
         deadline: None,
-        outcome: outcome.unwrap_or_default(),
+        // Set once the route's next state is known.
+        outcome: RouteOutcome::In(RouteState::Active),
     };
     match *d {
-        Decision::WaitForReset { class, deadline } => {
-            v.class = Some(class.as_str().into());
-            v.deadline = Some(deadline);
-        }
+        Decision::WaitForReset { deadline, .. } => v.deadline = Some(deadline),
         Decision::Retry {
-            class,
             ordinal,
             max_retries,
             delay_seconds,
             deadline,
+            ..
         } => {
-            v.class = Some(class.as_str().into());
             v.retry_ordinal = Some(ordinal);
             v.max_retries = Some(max_retries);
             v.delay_seconds = Some(delay_seconds);
             v.deadline = Some(deadline);
         }
-        Decision::Skip { class } | Decision::Stop { class } => {
-            v.class = Some(class.as_str().into())
-        }
-        Decision::Rejected(_) => {}
+        Decision::Skip { .. } | Decision::Stop { .. } | Decision::Rejected(_) => {}
     }
     v
 }
 
-fn describe_outcome(route: &Route) -> String {
+fn describe_outcome(route: &Route) -> RouteOutcome {
     match (route.state, &route.reason, &route.pending) {
-        (RouteState::ActionRequired, Some(reason), _) => format!("action_required: {reason}"),
-        (RouteState::Switching, _, _) => format!("switching to {}", route.candidate.label),
-        (state, _, Some(p)) => format!("{state} until {}", p.deadline.to_rfc3339()),
-        (state, _, _) => state.to_string(),
+        (RouteState::ActionRequired, Some(reason), _) => RouteOutcome::Stopped(reason.clone()),
+        (RouteState::Switching, _, _) => RouteOutcome::Switching {
+            to: route.candidate.label.clone(),
+        },
+        (state, _, Some(p)) => RouteOutcome::Waiting {
+            state,
+            until: p.deadline,
+        },
+        (state, _, _) => RouteOutcome::In(state),
     }
 }
