@@ -7,6 +7,7 @@
 //! - [`route`]: route snapshots, attempts and events on the wire, the
 //!   typed vocabulary (decisions, stop reasons, outcomes, dispatch and
 //!   schedule states) and SPEC.md's state table ([`route::machine`]).
+//! - [`circuit`]: shared resource circuits on the wire.
 //! - [`words`]: wording for people, made from those values in one place.
 //! - [`api`]: the browser's (and server renderer's) access to the REST API.
 //! - [`pages`] and [`components`]: the Leptos UI — profile settings and the
@@ -16,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod circuit;
 pub mod components;
 pub mod pages;
 pub mod policy;

@@ -403,6 +403,7 @@ mod tests {
             outcome_after: outcome,
             code: "provider_overloaded".into(),
             class: ErrorClass::Transient,
+            circuit: None,
         });
         r.last_failure = Some(LastFailure {
             code: "provider_overloaded".into(),
@@ -421,6 +422,7 @@ mod tests {
             provider_id: String::new(),
             model_id: String::new(),
             profile_ref: String::new(),
+            account_ref: None,
             policy: CandidatePolicy {
                 version: 1,
                 transient: Default::default(),

@@ -162,6 +162,10 @@ pub struct Pending {
     pub code: String,
     #[cfg_attr(feature = "ssr", schema(value_type = String, example = "transient"))]
     pub class: ErrorClass,
+    /// A shared circuit holding the candidate: the deadline is its, not
+    /// the policy's (absent when the policy alone set the deadline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuit: Option<crate::circuit::CircuitHold>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,21 +5,29 @@
 //! [`crate::recovery::evaluate`].
 //!
 //! Order, for a current failure the state table accepts:
-//! 1. [`decide`]: the failing candidate's policy decides
-//!    ([`evaluate`]); a profile that lost the candidate, or cannot be read,
-//!    authorises nothing (stop).
+//! 1. [`decide`]: the failure opens, extends or reopens the circuit its
+//!    scope names (a shared resource, [`crate::circuits`]); then the
+//!    failing candidate's policy decides ([`evaluate`]), with the hold of
+//!    its circuits as an input; a profile that lost the candidate, or
+//!    cannot be read, authorises nothing (stop).
 //! 2. [`failure`]: the decision becomes the next route — a reset wait or a
 //!    retry arms a schedule and uses up this cycle's budget, a skip
 //!    excludes the candidate and dispatches the next eligible one (or stops
 //!    when none is left), a stop or a rejection stops with its reason — plus
 //!    the append-only attempt row and the decision as the API reports it.
+//!    A wait that a circuit moved names the circuit, in the pending
+//!    schedule (so people see why) and the schedule row (so the circuit's
+//!    waiters can be counted and released). Candidates held by a circuit
+//!    are passed over when switching, without being excluded.
 
 use super::machine::{self, Outcome, Trigger};
 use super::model::{new_id, Memory, Route};
 use super::wire::DecisionView;
+use crate::circuits::{self, CircuitSet, Hold, Resource};
 use crate::classify::Classification;
 use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection};
 use crate::store::{AttemptRow, Commit, DispatchRow, ScheduleRow};
+use app::circuit::CircuitHold;
 use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
 use app::profile::Profile;
 use app::route::{
@@ -29,41 +37,67 @@ use app::route::{
 use app::words::safe_cause;
 use chrono::{DateTime, Utc};
 
-/// The decision for a failure of the route's current candidate, and the
-/// candidate's policy it was made under (`None` when the profile no
-/// longer has the candidate or cannot authorise work).
+/// What [`decide`] answers: the decision, the candidate's policy it was
+/// made under (`None` when the profile no longer has the candidate or
+/// cannot authorise work), and the hold of the candidate's circuits after
+/// this failure.
+pub struct Decided {
+    pub decision: Decision,
+    pub policy: Option<CandidatePolicy>,
+    pub hold: Hold,
+}
+
+/// The decision for a failure of the route's current candidate; records
+/// the failure in `circuits` first, so the candidate's own hold counts.
 pub fn decide(
     route: &Route,
     gate: GateVerdict,
     classification: &Classification,
     profile: Option<&Profile>,
+    circuits: &mut CircuitSet,
     now: DateTime<Utc>,
-) -> (Decision, Option<CandidatePolicy>) {
+) -> Decided {
     let candidate = profile
         .filter(|p| p.configuration_error.is_none())
         .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id));
     let Some(candidate) = candidate else {
-        return (
-            Decision::Stop {
+        return Decided {
+            decision: Decision::Stop {
                 class: PolicyClass::Transient,
             },
-            None,
-        );
+            policy: None,
+            hold: Hold::Free { probes: vec![] },
+        };
     };
     let failure = Failure {
         class: classification.class,
         confidence: classification.confidence,
         reset_at: classification.reset_at,
     };
+    let resource = Resource::from(candidate);
+    circuits.fail(
+        resource,
+        classification.scope,
+        &classification.code,
+        &circuits::FailureFacts {
+            class: failure.class,
+            confidence: failure.confidence,
+            reset_at: failure.reset_at,
+        },
+        &route.id,
+        now,
+    );
+    let hold = circuits.hold(resource, &route.id, now);
     let usage = failure
         .class
         .policy_class()
         .map(|pc| route.memory.usage(&route.candidate.id, pc))
         .unwrap_or_default();
-    (
-        evaluate(gate, &failure, &candidate.policy, usage, now),
-        Some(candidate.policy),
-    )
+    Decided {
+        decision: evaluate(gate, &failure, &candidate.policy, usage, hold.until(), now),
+        policy: Some(candidate.policy),
+        hold,
+    }
 }
 
 /// What a failure report commits.
@@ -81,9 +115,11 @@ pub struct FailurePlan {
 pub struct FailureFacts<'a> {
     /// The route as loaded; its state accepts failures.
     pub route: &'a Route,
-    pub decision: Decision,
-    /// The policy [`decide`] answered with the decision.
-    pub policy: Option<CandidatePolicy>,
+    /// What [`decide`] answered.
+    pub decided: Decided,
+    /// The circuits [`decide`] recorded the failure in; a switch takes the
+    /// probes of the candidate it moves to.
+    pub circuits: &'a mut CircuitSet,
     pub classification: &'a Classification,
     /// The evidence's first HTTP error status.
     pub http_status: Option<u16>,
@@ -96,8 +132,12 @@ pub struct FailureFacts<'a> {
 pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     let FailureFacts {
         route,
-        decision,
-        policy,
+        decided: Decided {
+            decision,
+            policy,
+            hold,
+        },
+        circuits,
         classification,
         http_status,
         profile,
@@ -124,8 +164,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
                 .push(Memory::key(&route.candidate.id, class));
             let p = class_policy(class).unwrap_or_default();
             let kind = PendingKind::ResetWait;
-            next.pending = Some(pending(kind, deadline, 0, &p, classification));
-            commit.schedule = Some(schedule(&next, kind, deadline, now));
+            let held = held_by(&hold, deadline);
+            next.pending = Some(pending(kind, deadline, 0, &p, classification, held.clone()));
+            commit.schedule = Some(schedule(&next, kind, deadline, held.as_ref(), now));
             Outcome::WaitForReset
         }
         Decision::Retry {
@@ -139,11 +180,19 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
                 .insert(Memory::key(&route.candidate.id, class), ordinal);
             let p = class_policy(class).unwrap_or_default();
             let kind = PendingKind::Retry;
-            next.pending = Some(pending(kind, deadline, ordinal, &p, classification));
-            commit.schedule = Some(schedule(&next, kind, deadline, now));
+            let held = held_by(&hold, deadline);
+            next.pending = Some(pending(
+                kind,
+                deadline,
+                ordinal,
+                &p,
+                classification,
+                held.clone(),
+            ));
+            commit.schedule = Some(schedule(&next, kind, deadline, held.as_ref(), now));
             Outcome::Retry
         }
-        Decision::Skip { .. } => match profile.and_then(|p| switch(&mut next, p, now)) {
+        Decision::Skip { .. } => match profile.and_then(|p| switch(&mut next, p, circuits, now)) {
             Some(d) => {
                 commit.dispatch = Some(d);
                 Outcome::Switch
@@ -216,15 +265,49 @@ pub fn stale(route: &Route) -> DecisionView {
     view
 }
 
-/// Excludes the current candidate and moves to the next eligible one;
-/// answers the switch dispatch, or `None` when no candidate is left.
-pub fn switch(route: &mut Route, profile: &Profile, now: DateTime<Utc>) -> Option<DispatchRow> {
+/// Excludes the current candidate and moves to the next eligible one —
+/// not excluded this cycle and not held by a circuit (passed over, not
+/// excluded: it may be chosen again once its circuit lets it). The switch
+/// takes the probes of the circuits it is the first to try. Answers the
+/// switch dispatch, or `None` when no candidate is left.
+pub fn switch(
+    route: &mut Route,
+    profile: &Profile,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> Option<DispatchRow> {
     if !route.memory.excluded.contains(&route.candidate.id) {
         route.memory.excluded.push(route.candidate.id.clone());
     }
-    let (index, candidate) = profile.next_eligible(&route.candidate.id, &route.memory.excluded)?;
+    let mut passed_over = route.memory.excluded.clone();
+    passed_over.extend(
+        profile
+            .candidates
+            .iter()
+            .filter(|c| !circuits.hold(Resource::from(*c), &route.id, now).is_free())
+            .map(|c| c.id.clone()),
+    );
+    let (index, candidate) = profile.next_eligible(&route.candidate.id, &passed_over)?;
+    circuits.dispatch(Resource::from(candidate), &route.id, now);
     route.move_to(index, candidate);
     Some(route.dispatch(DispatchReason::Switch, now))
+}
+
+/// The circuit a wait until `deadline` is for, when its hold set it.
+pub fn held_by(hold: &Hold, deadline: DateTime<Utc>) -> Option<CircuitHold> {
+    match hold {
+        Hold::Held {
+            key,
+            until,
+            awaiting_probe,
+        } if *until >= deadline => Some(CircuitHold {
+            scope: key.scope,
+            resource: key.resource.clone(),
+            until: *until,
+            awaiting_probe: *awaiting_probe,
+        }),
+        _ => None,
+    }
 }
 
 fn pending(
@@ -233,8 +316,10 @@ fn pending(
     ordinal: u32,
     p: &ClassPolicy,
     c: &Classification,
+    circuit: Option<CircuitHold>,
 ) -> Pending {
     Pending {
+        circuit,
         kind,
         deadline,
         retry_ordinal: ordinal,
@@ -245,10 +330,11 @@ fn pending(
     }
 }
 
-fn schedule(
+pub fn schedule(
     route: &Route,
     kind: PendingKind,
     deadline: DateTime<Utc>,
+    circuit: Option<&CircuitHold>,
     now: DateTime<Utc>,
 ) -> ScheduleRow {
     ScheduleRow {
@@ -259,6 +345,13 @@ fn schedule(
         deadline: deadline.timestamp_millis(),
         state: ScheduleState::Armed.to_string(),
         created_at: now.timestamp_millis(),
+        circuit: circuit.map(|h| {
+            circuits::CircuitKey {
+                scope: h.scope,
+                resource: h.resource.clone(),
+            }
+            .to_string()
+        }),
     }
 }
 
@@ -346,6 +439,7 @@ mod tests {
             provider_id: String::new(),
             model_id: String::new(),
             profile_ref: String::new(),
+            account_ref: None,
             policy: CandidatePolicy {
                 version: 1,
                 transient: p,
@@ -418,11 +512,12 @@ mod tests {
         c: &Classification,
         profile: Option<&Profile>,
     ) -> FailurePlan {
-        let (decision, policy) = decide(route, gate, c, profile, now());
+        let mut circuits = CircuitSet::default();
+        let decided = decide(route, gate, c, profile, &mut circuits, now());
         failure(FailureFacts {
             route,
-            decision,
-            policy,
+            decided,
+            circuits: &mut circuits,
             classification: c,
             http_status: Some(529),
             profile,
@@ -683,5 +778,192 @@ mod tests {
             view.outcome.to_string(),
             "unchanged: the route is at generation 3 (retry_wait)"
         );
+    }
+
+    /// A candidate on Anthropic's `team-a` account.
+    fn on_account(id: &str, label: &str, p: ClassPolicy) -> Candidate {
+        Candidate {
+            provider_id: "anthropic".into(),
+            model_id: "claude-sonnet-4-5".into(),
+            profile_ref: format!("{id}-ref"),
+            account_ref: Some("team-a".into()),
+            ..candidate(id, label, p)
+        }
+    }
+
+    fn quota(reset_in: i64) -> Classification {
+        Classification {
+            code: "quota_limited".into(),
+            scope: Some(crate::classify::Scope::Account),
+            ..overloaded(ErrorClass::Hard, Some(reset_in))
+        }
+    }
+
+    /// Plans `c` for `route` over `circuits`, as the service does.
+    fn plan_on(
+        route: &Route,
+        c: &Classification,
+        p: &Profile,
+        circuits: &mut CircuitSet,
+    ) -> FailurePlan {
+        let decided = decide(route, GateVerdict::Current, c, Some(p), circuits, now());
+        failure(FailureFacts {
+            route,
+            decided,
+            circuits,
+            classification: c,
+            http_status: None,
+            profile: Some(p),
+            now: now(),
+        })
+    }
+
+    struct CircuitRow {
+        name: &'static str,
+        /// Whether another route opened the circuit first.
+        opened_by_other: bool,
+        policy: ClassPolicy,
+        kind: DecisionKind,
+        to: RouteState,
+        /// The pending deadline, seconds after now.
+        deadline_in: Option<i64>,
+        held_visibly: bool,
+        candidate_after: &'static str,
+    }
+
+    #[test]
+    fn circuits_hold_the_others_and_leave_the_policy_its_choice() {
+        let retry = class_policy(3, 0, OnExhausted::Skip);
+        let rows = [
+            CircuitRow {
+                name: "the route that opened it keeps its own pace",
+                opened_by_other: false,
+                policy: retry,
+                kind: DecisionKind::Retry,
+                to: RouteState::RetryWait,
+                deadline_in: Some(5),
+                held_visibly: false,
+                candidate_after: "a",
+            },
+            CircuitRow {
+                name: "another route's retry waits for the circuit, visibly",
+                opened_by_other: true,
+                policy: retry,
+                kind: DecisionKind::Retry,
+                to: RouteState::RetryWait,
+                deadline_in: Some(900),
+                held_visibly: true,
+                candidate_after: "a",
+            },
+            CircuitRow {
+                name: "the opener's own skip may try its next candidate on the resource",
+                opened_by_other: false,
+                policy: class_policy(0, 0, OnExhausted::Skip),
+                kind: DecisionKind::Skip,
+                to: RouteState::Switching,
+                deadline_in: None,
+                held_visibly: false,
+                candidate_after: "b",
+            },
+            CircuitRow {
+                name: "a skip passes over the held candidate on the same account",
+                opened_by_other: true,
+                policy: class_policy(0, 0, OnExhausted::Skip),
+                kind: DecisionKind::Skip,
+                to: RouteState::Switching,
+                deadline_in: None,
+                held_visibly: false,
+                candidate_after: "c",
+            },
+        ];
+        for row in rows {
+            let name = row.name;
+            let p = profile(vec![
+                on_account("a", "Claude", row.policy),
+                on_account("b", "Claude Opus", row.policy),
+                candidate("c", "Codex", row.policy),
+            ]);
+            let mut circuits = CircuitSet::default();
+            if row.opened_by_other {
+                // Another route, whose policy retries, opened it first.
+                let theirs = profile(vec![
+                    on_account("a", "Claude", retry),
+                    on_account("b", "Claude Opus", retry),
+                ]);
+                let mut other = route(RouteState::Active, &theirs);
+                other.id = "r_other".into();
+                let first = plan_on(&other, &quota(900), &theirs, &mut circuits);
+                assert_eq!(
+                    first.decision.kind,
+                    DecisionKind::Retry,
+                    "{name}: the opener"
+                );
+            }
+            let r = route(RouteState::Active, &p);
+            let plan = plan_on(&r, &quota(900), &p, &mut circuits);
+            assert_eq!(plan.decision.kind, row.kind, "{name}");
+            assert_eq!(plan.route.state, row.to, "{name}");
+            assert_eq!(plan.route.candidate.id, row.candidate_after, "{name}");
+            let pending = plan.route.pending.as_ref();
+            assert_eq!(
+                pending.map(|p| (p.deadline - now()).num_seconds()),
+                row.deadline_in,
+                "{name}"
+            );
+            let hold = pending.and_then(|p| p.circuit.as_ref());
+            assert_eq!(hold.is_some(), row.held_visibly, "{name}");
+            let schedule_circuit = plan
+                .commit
+                .schedule
+                .as_ref()
+                .and_then(|s| s.circuit.clone());
+            assert_eq!(schedule_circuit.is_some(), row.held_visibly, "{name}");
+            if let Some(h) = hold {
+                assert_eq!(h.resource, "anthropic/team-a", "{name}");
+                assert_eq!(
+                    schedule_circuit.as_deref(),
+                    Some("account:anthropic/team-a"),
+                    "{name}"
+                );
+            }
+            // Held candidates are passed over, not excluded for the cycle.
+            assert!(
+                !plan.route.memory.excluded.contains(&"b".to_string()),
+                "{name}"
+            );
+            let changes = circuits.changes();
+            assert_eq!(changes.len(), 1, "{name}: one circuit, opened once");
+            // The opener switching onto the resource makes that attempt the probe.
+            let kind = if row.candidate_after == "b" {
+                "probe_claimed"
+            } else {
+                "opened"
+            };
+            assert_eq!(changes[0].kind(), kind, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_failure_without_a_named_resource_opens_nothing() {
+        let retry = class_policy(3, 0, OnExhausted::Skip);
+        // No provider, model, account or profile reference: nothing to key.
+        let p = profile(vec![candidate("a", "Claude", retry)]);
+        let mut circuits = CircuitSet::default();
+        let plan = plan_on(
+            &route(RouteState::Active, &p),
+            &quota(900),
+            &p,
+            &mut circuits,
+        );
+        assert_eq!(plan.decision.kind, DecisionKind::Retry);
+        assert!(circuits.changes().is_empty());
+        // A medium-confidence failure on a named resource opens nothing either.
+        let p = profile(vec![on_account("a", "Claude", retry)]);
+        let unsure = Classification {
+            confidence: Confidence::Medium,
+            ..quota(900)
+        };
+        plan_on(&route(RouteState::Active, &p), &unsure, &p, &mut circuits);
+        assert!(circuits.changes().is_empty());
     }
 }

@@ -14,6 +14,7 @@ use super::model::{attempt_to_wire, new_id, Memory, Route};
 use super::plan::{self, FailureFacts};
 use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
+use crate::circuits::row::Loaded;
 use crate::classify::{classify_at, Catalogue, Classification, Evidence, Phase, UnknownLog};
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
@@ -25,6 +26,10 @@ use app::route::{
 };
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
+
+/// How often a change is planned again when a shared circuit moved under
+/// it (each time, another route's change committed: progress was made).
+const CIRCUIT_ATTEMPTS: usize = 8;
 
 #[derive(Clone)]
 pub struct Routes {
@@ -222,6 +227,30 @@ impl Routes {
         }
         metrics::counter!("kandev_failures_total", "class" => classification.class.as_str())
             .increment(1);
+        // A circuit another route changed while we planned: plan again
+        // from what is stored now.
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            if let Some(answer) = self
+                .plan_failure(id, &evidence, &classification, now)
+                .await?
+            {
+                return Ok(answer);
+            }
+        }
+        Err(RouteError::Conflict(
+            "shared circuits kept changing; report the failure again".into(),
+        ))
+    }
+
+    /// One try at committing a failure; `None` when a circuit moved on.
+    async fn plan_failure(
+        &self,
+        id: &str,
+        evidence: &Evidence,
+        classification: &Classification,
+        now: DateTime<Utc>,
+    ) -> Result<Option<FailureAnswer>> {
+        let classification = classification.clone();
         let route = self.load(id).await?;
         let gate = EffectGate {
             generation: route.generation,
@@ -249,42 +278,58 @@ impl Routes {
         let accepts =
             machine::next(route.state, Trigger::Failure(Outcome::ManualRecovery)).is_some();
         if gate == GateVerdict::Stale || !accepts {
-            return Ok(stale_answer(classification, &route, now));
+            return Ok(Some(stale_answer(classification, &route, now)));
         }
         let profile = self.profiles.get(&route.profile_id).await.ok();
-        let (decision, policy) = plan::decide(&route, gate, &classification, profile.as_ref(), now);
+        let mut circuits = self.circuits().await?;
+        let decided = plan::decide(
+            &route,
+            gate,
+            &classification,
+            profile.as_ref(),
+            &mut circuits.set,
+            now,
+        );
         let plan = plan::failure(FailureFacts {
             route: &route,
-            decision,
-            policy,
+            decided,
+            circuits: &mut circuits.set,
             classification: &classification,
-            http_status: error_status(&evidence),
+            http_status: error_status(evidence),
             profile: profile.as_ref(),
             now,
         });
+        let mut commit = plan.commit;
+        commit.circuits = circuits.writes(&route.id);
         let change = Change {
             route: plan.route,
             expected: Some(route.generation),
             from: Some(route.state),
-            commit: plan.commit,
+            commit,
         };
         match self.apply(change, event_kind::FAILURE).await {
             Ok(snapshot) => {
                 metrics::counter!("kandev_decisions_total", "decision" => plan.decision.kind.as_str())
                     .increment(1);
-                Ok(FailureAnswer {
+                Ok(Some(FailureAnswer {
                     classification,
                     decision: plan.decision,
                     route: snapshot,
-                })
+                }))
             }
             // Someone else moved the route first: this report is stale now.
             Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
                 let route = self.load(id).await?;
-                Ok(stale_answer(classification, &route, now))
+                Ok(Some(stale_answer(classification, &route, now)))
             }
+            Err(RouteError::Store(StoreError::StaleCircuit { .. })) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Every circuit as stored, ready to plan with.
+    pub async fn circuits(&self) -> Result<Loaded> {
+        Loaded::from_rows(self.store.list_circuits().await?).map_err(RouteError::Corrupt)
     }
 
     /// Records output or tool activity for the current invocation. An
@@ -468,7 +513,10 @@ impl Routes {
                     next.new_cycle();
                 }
                 let profile = self.profiles.get_usable(&route.profile_id).await?;
-                match plan::switch(&mut next, &profile, now) {
+                let mut circuits = self.circuits().await?;
+                let switched = plan::switch(&mut next, &profile, &mut circuits.set, now);
+                commit.circuits = circuits.writes(&route.id);
+                match switched {
                     Some(d) => commit.dispatch = Some(d),
                     None => {
                         next.state = RouteState::ActionRequired;

@@ -172,6 +172,7 @@ mod tests {
             outcome_after: OnExhausted::Skip,
             code: "provider_overloaded".into(),
             class: ErrorClass::Transient,
+            circuit: None,
         });
         assert_eq!(
             awaited(&r),
