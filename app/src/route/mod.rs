@@ -354,7 +354,10 @@ pub mod event_kind {
     pub const SUCCESS: &str = "route.success";
     pub const DISPATCH_ACKED: &str = "route.dispatch_acked";
     pub const AMBIGUOUS: &str = "route.ambiguous";
-    pub const ALL: [&str; 8] = [
+    /// A deadline came (or a circuit changed) while a shared circuit held
+    /// the candidate: the wait moved, the route stayed where it was.
+    pub const HELD: &str = "route.held";
+    pub const ALL: [&str; 9] = [
         CREATED,
         FAILURE,
         FIRED,
@@ -363,6 +366,7 @@ pub mod event_kind {
         SUCCESS,
         DISPATCH_ACKED,
         AMBIGUOUS,
+        HELD,
     ];
 }
 

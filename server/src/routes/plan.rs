@@ -19,6 +19,17 @@
 //!    schedule (so people see why) and the schedule row (so the circuit's
 //!    waiters can be counted and released). Candidates held by a circuit
 //!    are passed over when switching, without being excluded.
+//!
+//! And for the other moments a route reaches a resource:
+//! - [`select`]: a new route starts on the first candidate its circuits let
+//!   it try.
+//! - [`deadline`]: a due schedule dispatches when the candidate's circuits
+//!   let it (taking the probe of an expired one); otherwise the wait moves
+//!   to the circuit's deadline or its probe's outcome, and the route stays
+//!   where it is.
+//! - [`rearm`]: a circuit's waiter gets a new deadline after the probe's
+//!   outcome (released a few at a time, or held until the circuit reopens'
+//!   end).
 
 use super::machine::{self, Outcome, Trigger};
 use super::model::{new_id, Memory, Route};
@@ -29,10 +40,10 @@ use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection};
 use crate::store::{AttemptRow, Commit, DispatchRow, ScheduleRow};
 use app::circuit::CircuitHold;
 use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
-use app::profile::Profile;
+use app::profile::{Candidate, Profile};
 use app::route::{
-    DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome, RouteState, ScheduleState,
-    StopReason,
+    event_kind, DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome, RouteState,
+    ScheduleState, StopReason,
 };
 use app::words::safe_cause;
 use chrono::{DateTime, Utc};
@@ -291,6 +302,123 @@ pub fn switch(
     circuits.dispatch(Resource::from(candidate), &route.id, now);
     route.move_to(index, candidate);
     Some(route.dispatch(DispatchReason::Switch, now))
+}
+
+/// The candidate a new route starts on: the first one its circuits let it
+/// try (taking the probes of expired circuits), else the first.
+pub fn select<'p>(
+    route_id: &str,
+    profile: &'p Profile,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> Option<(usize, &'p Candidate)> {
+    let free = profile
+        .candidates
+        .iter()
+        .position(|c| circuits.hold(Resource::from(c), route_id, now).is_free());
+    let index = free.unwrap_or(0);
+    let candidate = profile.candidates.get(index)?;
+    circuits.dispatch(Resource::from(candidate), route_id, now);
+    Some((index, candidate))
+}
+
+/// What a due schedule does.
+#[derive(Debug, Clone)]
+pub struct DeadlinePlan {
+    pub route: Route,
+    pub commit: Commit,
+    /// `route.fired` (dispatched) or `route.held` (the wait moved).
+    pub event: &'static str,
+}
+
+/// A due schedule of `kind` for the route's current generation, whose
+/// state accepts the deadline (`next`). `candidate`: the route's candidate
+/// as the profile has it now (`None`: circuits cannot name it, so nothing
+/// holds it).
+pub fn deadline(
+    route: &Route,
+    next: RouteState,
+    schedule: &ScheduleRow,
+    kind: PendingKind,
+    candidate: Option<&Candidate>,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> DeadlinePlan {
+    let resource = candidate.map(Resource::from);
+    let free = resource.is_none_or(|r| circuits.dispatch(r, &route.id, now));
+    if !free {
+        let hold = resource
+            .map(|r| circuits.hold(r, &route.id, now))
+            .unwrap_or(Hold::Free { probes: vec![] });
+        let until = hold.until().unwrap_or(now);
+        let (route, commit) = rearm(route, schedule, kind, until, held_by(&hold, until), now);
+        return DeadlinePlan {
+            route,
+            commit,
+            event: event_kind::HELD,
+        };
+    }
+    let mut next_route = route.clone();
+    next_route.state = next;
+    next_route.generation += 1;
+    next_route.pending = None;
+    next_route.new_invocation();
+    let commit = Commit {
+        fire_schedule: Some(schedule.id.clone()),
+        dispatch: Some(next_route.dispatch(DispatchReason::after(Some(kind)), now)),
+        ..Commit::default()
+    };
+    DeadlinePlan {
+        route: next_route,
+        commit,
+        event: event_kind::FIRED,
+    }
+}
+
+/// Moves a waiting route's schedule to `deadline`, naming the circuit
+/// that holds it (`None`: released). The route stays in its state; the
+/// old schedule is consumed and a new one armed, one generation on.
+pub fn rearm(
+    route: &Route,
+    schedule: &ScheduleRow,
+    kind: PendingKind,
+    deadline: DateTime<Utc>,
+    circuit: Option<CircuitHold>,
+    now: DateTime<Utc>,
+) -> (Route, Commit) {
+    let mut next = route.clone();
+    next.generation += 1;
+    if let Some(p) = next.pending.as_mut() {
+        p.deadline = deadline;
+        p.circuit = circuit.clone();
+    }
+    let commit = Commit {
+        fire_schedule: Some(schedule.id.clone()),
+        schedule: Some(self::schedule(&next, kind, deadline, circuit.as_ref(), now)),
+        ..Commit::default()
+    };
+    (next, commit)
+}
+
+/// When each of a circuit's waiters (oldest first, with their current
+/// deadlines) goes next: after the circuit closed, a few at a time (never
+/// later than it was going anyway); while it is held, at its deadline.
+pub fn waiter_deadlines(
+    current: &[DateTime<Utc>],
+    hold: &Hold,
+    now: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, Option<CircuitHold>)> {
+    match hold.until() {
+        None => circuits::release_times(current.len(), now)
+            .into_iter()
+            .zip(current)
+            .map(|(release, was)| (release.min(*was), None))
+            .collect(),
+        Some(until) => current
+            .iter()
+            .map(|_| (until, held_by(hold, until)))
+            .collect(),
+    }
 }
 
 /// The circuit a wait until `deadline` is for, when its hold set it.
@@ -965,5 +1093,89 @@ mod tests {
         };
         plan_on(&route(RouteState::Active, &p), &unsure, &p, &mut circuits);
         assert!(circuits.changes().is_empty());
+    }
+
+    #[test]
+    fn a_due_schedule_dispatches_probes_or_moves_visibly() {
+        let retry = class_policy(3, 0, OnExhausted::Skip);
+        let p = profile(vec![on_account("a", "Claude", retry)]);
+        let mut circuits = CircuitSet::default();
+        let mut opener = route(RouteState::Active, &p);
+        opener.id = "r_opener".into();
+        plan_on(&opener, &quota(60), &p, &mut circuits);
+        let mut waiter = route(RouteState::Active, &p);
+        waiter = plan_on(&waiter, &quota(60), &p, &mut circuits).route;
+        let schedule = ScheduleRow {
+            id: "s_1".into(),
+            route_id: waiter.id.clone(),
+            generation: waiter.generation,
+            kind: "retry".into(),
+            deadline: (now() + chrono::Duration::seconds(60)).timestamp_millis(),
+            state: "armed".into(),
+            created_at: 0,
+            circuit: Some("account:anthropic/team-a".into()),
+        };
+        let at = |s: i64| now() + chrono::Duration::seconds(s);
+        let fire = |circuits: &mut CircuitSet, route: &Route, secs: i64| {
+            deadline(
+                route,
+                RouteState::Retrying,
+                &schedule,
+                PendingKind::Retry,
+                Some(&p.candidates[0]),
+                circuits,
+                at(secs),
+            )
+        };
+        // Still open (another route opened it and extended nothing): held.
+        let held = fire(&mut circuits.clone(), &waiter, 30);
+        assert_eq!(held.event, event_kind::HELD);
+        assert_eq!(held.route.state, RouteState::RetryWait);
+        assert_eq!(held.route.generation, waiter.generation + 1);
+        assert_eq!(held.route.pending.as_ref().unwrap().deadline, at(60));
+        assert!(held.commit.dispatch.is_none());
+        assert_eq!(held.commit.fire_schedule.as_deref(), Some("s_1"));
+        let next = held.commit.schedule.expect("re-armed");
+        assert_eq!(next.circuit.as_deref(), Some("account:anthropic/team-a"));
+        // Expired: this route's retry is the probe.
+        let mut after = circuits.clone();
+        let probe = fire(&mut after, &waiter, 60);
+        assert_eq!(probe.event, event_kind::FIRED);
+        assert_eq!(probe.route.state, RouteState::Retrying);
+        assert!(probe.commit.dispatch.is_some());
+        let taken = after.changes();
+        assert!(taken.iter().any(|c| c.kind() == "probe_claimed"));
+        // Anyone after it waits for the probe's outcome, until its lease ends.
+        let mut other = waiter.clone();
+        other.id = "r_other".into();
+        let wait = fire(&mut after, &other, 61);
+        let hold = wait.route.pending.unwrap().circuit.expect("visible");
+        assert!(hold.awaiting_probe);
+        assert_eq!(hold.until, at(60 + circuits::PROBE_LEASE_SECONDS));
+    }
+
+    #[test]
+    fn waiters_are_released_a_few_at_a_time_or_held_to_the_new_end() {
+        let at = |s: i64| now() + chrono::Duration::seconds(s);
+        let current = vec![at(600); 12];
+        let released = waiter_deadlines(&current, &Hold::Free { probes: vec![] }, now());
+        assert_eq!(released.len(), 12);
+        assert!(released.iter().all(|(_, h)| h.is_none()));
+        let firsts = released.iter().filter(|(t, _)| *t == now()).count();
+        assert_eq!(firsts, circuits::RELEASE_BATCH);
+        // Never later than a waiter was going anyway.
+        let soon = waiter_deadlines(&[at(0)], &Hold::Free { probes: vec![] }, now());
+        assert_eq!(soon[0].0, at(0));
+        let key = circuits::CircuitKey {
+            scope: app::circuit::CircuitScope::Account,
+            resource: "anthropic/team-a".into(),
+        };
+        let reopened = Hold::Held {
+            key,
+            until: at(900),
+            awaiting_probe: false,
+        };
+        let held = waiter_deadlines(&current, &reopened, now());
+        assert!(held.iter().all(|(t, h)| *t == at(900) && h.is_some()));
     }
 }

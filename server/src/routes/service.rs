@@ -15,6 +15,7 @@ use super::plan::{self, FailureFacts};
 use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
 use crate::circuits::row::Loaded;
+use crate::circuits::CircuitKey;
 use crate::classify::{classify_at, Catalogue, Classification, Evidence, Phase, UnknownLog};
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
@@ -156,10 +157,11 @@ impl Routes {
     /// Opens a route on a usable profile, at its first candidate.
     pub async fn create(&self, req: CreateRoute) -> Result<RouteSnapshot> {
         let profile = self.profiles.get_usable(&req.profile_id).await?;
-        let first = profile
-            .candidates
-            .first()
-            .ok_or_else(|| RouteError::ProfileUnusable("the profile has no candidates".into()))?;
+        if profile.candidates.is_empty() {
+            return Err(RouteError::ProfileUnusable(
+                "the profile has no candidates".into(),
+            ));
+        }
         if req.caller.reference.chars().count() > 200 {
             return Err(RouteError::Invalid(vec![FieldError::out_of_range(
                 "caller.ref",
@@ -169,10 +171,47 @@ impl Routes {
             )]));
         }
         let now = self.now();
+        let id = new_id("r");
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            let mut circuits = self.circuits().await?;
+            let (index, first) =
+                plan::select(&id, &profile, &mut circuits.set, now).ok_or_else(|| {
+                    RouteError::ProfileUnusable("the profile has no candidates".into())
+                })?;
+            let route = self.new_route(&id, &profile, &req, index, first, now);
+            let commit = Commit {
+                circuits: circuits.writes(&id),
+                ..Commit::default()
+            };
+            let change = Change {
+                route,
+                expected: None,
+                from: None,
+                commit,
+            };
+            match self.apply(change, event_kind::CREATED).await {
+                Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
+                other => return other,
+            }
+        }
+        Err(RouteError::Conflict(
+            "shared circuits kept changing; create the route again".into(),
+        ))
+    }
+
+    fn new_route(
+        &self,
+        id: &str,
+        profile: &app::profile::Profile,
+        req: &CreateRoute,
+        index: usize,
+        candidate: &app::profile::Candidate,
+        now: DateTime<Utc>,
+    ) -> Route {
         let mut route = Route {
-            id: new_id("r"),
+            id: id.to_string(),
             profile_id: profile.id.clone(),
-            caller: req.caller,
+            caller: req.caller.clone(),
             state: RouteState::Active,
             generation: 1,
             cycle: 1,
@@ -188,17 +227,8 @@ impl Routes {
             created_at: now,
             updated_at: now,
         };
-        route.move_to(0, first);
-        self.apply(
-            Change {
-                route,
-                expected: None,
-                from: None,
-                commit: Commit::default(),
-            },
-            event_kind::CREATED,
-        )
-        .await
+        route.move_to(index, candidate);
+        route
     }
 
     /// Classifies a failure, runs the gate and the policy, and commits the
@@ -301,6 +331,13 @@ impl Routes {
         });
         let mut commit = plan.commit;
         commit.circuits = circuits.writes(&route.id);
+        let reopened: Vec<CircuitKey> = circuits
+            .set
+            .changes()
+            .into_iter()
+            .filter(|c| c.kind() == "reopened")
+            .map(|c| c.after.key)
+            .collect();
         let change = Change {
             route: plan.route,
             expected: Some(route.generation),
@@ -311,6 +348,8 @@ impl Routes {
             Ok(snapshot) => {
                 metrics::counter!("kandev_decisions_total", "decision" => plan.decision.kind.as_str())
                     .increment(1);
+                // The probe failed: its waiters now wait for the new end.
+                self.revisit_all(&reopened).await;
                 Ok(Some(FailureAnswer {
                     classification,
                     decision: plan.decision,
@@ -324,6 +363,16 @@ impl Routes {
             }
             Err(RouteError::Store(StoreError::StaleCircuit { .. })) => Ok(None),
             Err(e) => Err(e),
+        }
+    }
+
+    /// [`Routes::revisit_waiters`] for each circuit, after the change that
+    /// moved them committed; a failure only delays waiters, so it is logged.
+    async fn revisit_all(&self, keys: &[CircuitKey]) {
+        for key in keys {
+            if let Err(e) = self.revisit_waiters(key).await {
+                tracing::warn!(circuit = %key, error = %e, "moving a circuit's waiters failed; they look again at their deadline");
+            }
         }
     }
 
@@ -396,33 +445,58 @@ impl Routes {
         id: &str,
         report: InvocationReport,
     ) -> Result<RouteSnapshot> {
-        let route = self.load(id).await?;
-        let current = report.generation == route.generation
-            && report.invocation_id == route.invocation_id
-            && report.prompt_generation == route.prompt_generation;
-        if !current {
-            return Err(RouteError::Stale(Box::new(route.snapshot(self.now()))));
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            let route = self.load(id).await?;
+            let current = report.generation == route.generation
+                && report.invocation_id == route.invocation_id
+                && report.prompt_generation == route.prompt_generation;
+            if !current {
+                return Err(RouteError::Stale(Box::new(route.snapshot(self.now()))));
+            }
+            let Some(state) = machine::next(route.state, Trigger::Success) else {
+                return Err(self.invalid("success cannot be reported", &route));
+            };
+            let mut next = route.clone();
+            next.state = state;
+            next.generation += 1;
+            next.pending = None;
+            next.reason = None;
+            next.new_cycle();
+            // The invocation is over: the next prompt is a new one, and effects
+            // of this one must not taint it.
+            next.new_invocation();
+            next.prompt_generation += 1;
+            let mut commit = Commit::default();
+            // Success proves the in-flight dispatch was delivered.
+            if let Some(d) = self.claimed_dispatch(&route).await? {
+                commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
+            }
+            // A probe that succeeded closes its circuits.
+            let profile = self.profiles.get(&route.profile_id).await.ok();
+            let candidate = profile
+                .as_ref()
+                .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id));
+            let mut circuits = self.circuits().await?;
+            let closed = candidate
+                .map(|c| circuits.set.succeed(c.into(), &route.id, self.now()))
+                .unwrap_or_default();
+            commit.circuits = circuits.writes(&route.id);
+            match self
+                .apply_fenced(&route, next, commit, event_kind::SUCCESS)
+                .await
+            {
+                Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
+                Ok(snapshot) => {
+                    // Its waiters go now, a few at a time.
+                    self.revisit_all(&closed).await;
+                    return Ok(snapshot);
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let Some(state) = machine::next(route.state, Trigger::Success) else {
-            return Err(self.invalid("success cannot be reported", &route));
-        };
-        let mut next = route.clone();
-        next.state = state;
-        next.generation += 1;
-        next.pending = None;
-        next.reason = None;
-        next.new_cycle();
-        // The invocation is over: the next prompt is a new one, and effects
-        // of this one must not taint it.
-        next.new_invocation();
-        next.prompt_generation += 1;
-        let mut commit = Commit::default();
-        // Success proves the in-flight dispatch was delivered.
-        if let Some(d) = self.claimed_dispatch(&route).await? {
-            commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
-        }
-        self.apply_fenced(&route, next, commit, event_kind::SUCCESS)
-            .await
+        Err(RouteError::Conflict(
+            "shared circuits kept changing; report the success again".into(),
+        ))
     }
 
     /// Commits a fenced change; losing the race answers 409 with the route now.
@@ -548,47 +622,118 @@ impl Routes {
             self.store.void_schedule(&schedule.id).await?;
             return Ok(false);
         };
-        let now = self.now();
-        let mut next = route.clone();
-        next.state = state;
-        next.generation += 1;
-        next.pending = None;
-        next.new_invocation();
         let kind: PendingKind = schedule.kind.parse().map_err(|_| {
             RouteError::Corrupt(format!(
                 "stored schedule kind `{}` of {} is unknown",
                 schedule.kind, schedule.id
             ))
         })?;
-        let reason = DispatchReason::after(Some(kind));
-        let commit = Commit {
-            fire_schedule: Some(schedule.id.clone()),
-            dispatch: Some(next.dispatch(reason, now)),
-            ..Commit::default()
-        };
-        let lateness = (now.timestamp_millis() - schedule.deadline).max(0) as f64 / 1000.0;
-        match self
-            .apply(
-                Change {
-                    route: next,
-                    expected: Some(route.generation),
-                    from: Some(route.state),
-                    commit,
-                },
-                event_kind::FIRED,
-            )
-            .await
-        {
-            Ok(_) => {
-                metrics::histogram!("kandev_timer_lateness_seconds").record(lateness);
-                Ok(true)
+        let profile = self.profiles.get(&route.profile_id).await.ok();
+        let candidate = profile
+            .as_ref()
+            .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id));
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            let now = self.now();
+            let mut circuits = self.circuits().await?;
+            let mut plan = plan::deadline(
+                &route,
+                state,
+                schedule,
+                kind,
+                candidate,
+                &mut circuits.set,
+                now,
+            );
+            plan.commit.circuits = circuits.writes(&route.id);
+            let dispatched = plan.commit.dispatch.is_some();
+            let lateness = (now.timestamp_millis() - schedule.deadline).max(0) as f64 / 1000.0;
+            let change = Change {
+                route: plan.route,
+                expected: Some(route.generation),
+                from: Some(route.state),
+                commit: plan.commit,
+            };
+            match self.apply(change, plan.event).await {
+                Ok(_) => {
+                    if dispatched {
+                        metrics::histogram!("kandev_timer_lateness_seconds").record(lateness);
+                    }
+                    return Ok(dispatched);
+                }
+                // Another route took the probe first: look again.
+                Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
+                Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
+                    self.store.void_schedule(&schedule.id).await?;
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
             }
-            Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
-                self.store.void_schedule(&schedule.id).await?;
-                Ok(false)
-            }
-            Err(e) => Err(e),
         }
+        Err(RouteError::Conflict(
+            "shared circuits kept changing while firing a schedule".into(),
+        ))
+    }
+
+    /// After a circuit's probe came back (closed, or reopened), its waiters
+    /// get their new deadlines: released a few at a time, or held until
+    /// the circuit's new end. Each is its own fenced route change; a waiter
+    /// that moved on in the meantime is left alone (never moved back).
+    /// Failures are logged: a waiter not moved still fires at its old
+    /// deadline and looks at the circuit then.
+    pub async fn revisit_waiters(&self, key: &crate::circuits::CircuitKey) -> Result<usize> {
+        let waiters = self.store.circuit_waiters(&key.to_string()).await?;
+        if waiters.is_empty() {
+            return Ok(0);
+        }
+        let now = self.now();
+        let circuits = self.circuits().await?;
+        let hold = circuits
+            .set
+            .get(key)
+            .map(|c| crate::circuits::hold([c], "", now))
+            .unwrap_or(crate::circuits::Hold::Free { probes: vec![] });
+        let current: Vec<DateTime<Utc>> = waiters
+            .iter()
+            .map(|w| crate::clock::from_ms(w.deadline))
+            .collect();
+        let mut moved = 0;
+        for (w, (deadline, held)) in waiters
+            .iter()
+            .zip(plan::waiter_deadlines(&current, &hold, now))
+        {
+            let route = match self.load(&w.route_id).await {
+                Ok(r) => r,
+                Err(RouteError::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            let Ok(kind) = w.kind.parse::<PendingKind>() else {
+                continue;
+            };
+            if route.generation != w.generation || !route.state.is_waiting() {
+                continue;
+            }
+            if held.is_some() && crate::clock::from_ms(w.deadline) == deadline {
+                continue;
+            }
+            let (next, commit) = plan::rearm(&route, w, kind, deadline, held, now);
+            match self
+                .apply(
+                    Change {
+                        route: next,
+                        expected: Some(route.generation),
+                        from: Some(route.state),
+                        commit,
+                    },
+                    event_kind::HELD,
+                )
+                .await
+            {
+                Ok(_) => moved += 1,
+                Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(moved)
     }
 
     /// Fires every schedule due now; answers how many dispatched.
