@@ -5,6 +5,7 @@
 //! While the server renders a page, the same calls go straight to the
 //! [`Backend`] the server provides as context — no HTTP round trip to itself.
 
+use crate::circuit::CircuitList;
 use crate::policy::FieldError;
 use crate::profile::Profile;
 use crate::route::{Action, Attempt, RouteSnapshot};
@@ -119,6 +120,8 @@ pub trait Backend: Send + Sync {
     async fn get_route(&self, id: &str) -> Result<RouteSnapshot, ApiError>;
     /// A route's attempt history, newest first.
     async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError>;
+    /// Every shared resource circuit.
+    async fn list_circuits(&self) -> Result<CircuitList, ApiError>;
 }
 
 #[cfg(feature = "ssr")]
@@ -188,6 +191,18 @@ pub async fn route_attempts(id: String) -> Result<Vec<Attempt>, ApiError> {
     #[cfg(not(feature = "ssr"))]
     {
         browser::get(&format!("/api/v1/routes/{}/attempts", browser::encode(&id))).await
+    }
+}
+
+/// Every shared resource circuit, not closed ones first.
+pub async fn list_circuits() -> Result<CircuitList, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.list_circuits().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get("/api/v1/circuits").await
     }
 }
 

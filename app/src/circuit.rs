@@ -70,6 +70,12 @@ pub enum CircuitStatus {
     Probing,
 }
 
+impl CircuitStatus {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// One circuit as `GET /api/v1/circuits` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]

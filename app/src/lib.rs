@@ -10,8 +10,8 @@
 //! - [`circuit`]: shared resource circuits on the wire.
 //! - [`words`]: wording for people, made from those values in one place.
 //! - [`api`]: the browser's (and server renderer's) access to the REST API.
-//! - [`pages`] and [`components`]: the Leptos UI — profile settings and the
-//!   live route panels.
+//! - [`pages`] and [`components`]: the Leptos UI — profile settings, the
+//!   live route panels and the circuits page.
 //!
 //! Compiled twice: with `ssr` into the server, with `hydrate` into WASM.
 #![forbid(unsafe_code)]
@@ -71,6 +71,7 @@ pub fn App() -> impl IntoView {
                 <nav aria-label="Main">
                     <A href="/profiles">"Profiles"</A>
                     <A href="/routes">"Routes"</A>
+                    <A href="/circuits">"Circuits"</A>
                 </nav>
             </header>
             <main>
@@ -81,6 +82,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles/:id") view=pages::profile::ProfilePage/>
                     <Route path=path!("/routes") view=pages::routes::RoutesPage/>
                     <Route path=path!("/routes/:id") view=pages::routes::RoutePage/>
+                    <Route path=path!("/circuits") view=pages::circuits::CircuitsPage/>
                 </Routes>
             </main>
         </Router>

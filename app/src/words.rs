@@ -9,6 +9,7 @@
 //! Causes are written from the stable code ([`safe_cause`]), never from
 //! provider text.
 
+use crate::circuit::{CircuitHold, CircuitScope, CircuitStatus, CircuitView};
 use crate::policy::{describe, ClassPolicy, ErrorClass, OnExhausted};
 use crate::profile::Profile;
 use crate::route::{
@@ -354,6 +355,65 @@ pub fn safe_cause(code: &str) -> String {
     text.to_string()
 }
 
+/// A provider id as people write it (`anthropic` → "Anthropic").
+fn provider_words(id: &str) -> String {
+    let mut chars = id.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// A circuit's resource for people: "Anthropic", "Anthropic account
+/// team-a", "Anthropic model claude-sonnet-4-5", "Agent profile claude".
+pub fn circuit_label(scope: CircuitScope, resource: &str) -> String {
+    let (provider, rest) = resource.split_once('/').unwrap_or((resource, ""));
+    match scope {
+        CircuitScope::Provider => provider_words(resource),
+        CircuitScope::Account => format!("{} account {rest}", provider_words(provider)),
+        CircuitScope::Model => format!("{} model {rest}", provider_words(provider)),
+        CircuitScope::Profile => format!("Agent profile {resource}"),
+    }
+}
+
+/// A circuit's state in a word.
+pub fn circuit_status_words(status: CircuitStatus) -> &'static str {
+    match status {
+        CircuitStatus::Closed => "Working",
+        CircuitStatus::Open => "Paused",
+        CircuitStatus::Probing => "Probing",
+    }
+}
+
+fn routes_waiting(n: i64) -> String {
+    match n {
+        1 => "1 route waiting".to_string(),
+        n => format!("{n} routes waiting"),
+    }
+}
+
+/// Why a route waits, when a circuit holds it: "Anthropic account team-a
+/// paused until 15:00 — 37 routes waiting, one probe at 15:00". `until` is
+/// the hold's deadline as the panel shows times; `circuit` is the circuit
+/// as last listed (for the count), when known.
+pub fn circuit_hold_words(
+    hold: &CircuitHold,
+    circuit: Option<&CircuitView>,
+    until: &str,
+) -> String {
+    let label = circuit_label(hold.scope, &hold.resource);
+    let waiting = circuit
+        .map(|c| format!(" — {}", routes_waiting(c.routes_waiting.max(1))))
+        .unwrap_or_default();
+    if hold.awaiting_probe {
+        format!("{label} is being probed by another route{waiting}; this one goes after its outcome, by {until}")
+    } else if waiting.is_empty() {
+        format!("{label} paused until {until}, then one probe")
+    } else {
+        format!("{label} paused until {until}{waiting}, one probe at {until}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,5 +676,61 @@ mod tests {
             reason_words(&StopReason::Other("something_new".into())),
             "Automatic recovery stopped (something new)."
         );
+    }
+
+    #[test]
+    fn circuits_say_what_is_paused_how_long_and_for_how_many() {
+        assert_eq!(
+            circuit_label(CircuitScope::Provider, "anthropic"),
+            "Anthropic"
+        );
+        assert_eq!(
+            circuit_label(CircuitScope::Account, "anthropic/team-a"),
+            "Anthropic account team-a"
+        );
+        assert_eq!(
+            circuit_label(CircuitScope::Model, "openai/gpt-4o"),
+            "Openai model gpt-4o"
+        );
+        assert_eq!(
+            circuit_label(CircuitScope::Profile, "claude"),
+            "Agent profile claude"
+        );
+        let hold = CircuitHold {
+            scope: CircuitScope::Account,
+            resource: "anthropic/team-a".into(),
+            until: t("2026-11-30T15:00:00Z"),
+            awaiting_probe: false,
+        };
+        let view = CircuitView {
+            scope: CircuitScope::Account,
+            resource: "anthropic/team-a".into(),
+            label: "Anthropic account team-a".into(),
+            state: CircuitStatus::Open,
+            until: Some(t("2026-11-30T15:00:00Z")),
+            probe_holder: None,
+            probe_until: None,
+            routes_waiting: 37,
+            code: "quota_limited".into(),
+            openings: 1,
+            changed_at: t("2026-11-30T12:00:00Z"),
+        };
+        assert_eq!(
+            circuit_hold_words(&hold, Some(&view), "15:00"),
+            "Anthropic account team-a paused until 15:00 — 37 routes waiting, one probe at 15:00"
+        );
+        assert_eq!(
+            circuit_hold_words(&hold, None, "15:00"),
+            "Anthropic account team-a paused until 15:00, then one probe"
+        );
+        let probing = CircuitHold {
+            awaiting_probe: true,
+            ..hold
+        };
+        assert_eq!(
+            circuit_hold_words(&probing, Some(&CircuitView { routes_waiting: 1, ..view }), "15:10"),
+            "Anthropic account team-a is being probed by another route — 1 route waiting; this one goes after its outcome, by 15:10"
+        );
+        assert_eq!(circuit_status_words(CircuitStatus::Open), "Paused");
     }
 }

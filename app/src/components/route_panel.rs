@@ -11,6 +11,7 @@
 
 use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
 use crate::api::{self, ApiError};
+use crate::circuit::CircuitView;
 use crate::profile::Profile;
 use crate::route::machine::valid_actions;
 use crate::route::Action;
@@ -27,6 +28,8 @@ pub struct RoutePageData {
     /// `None` when the profile is gone or unreadable; the panel then names
     /// no next candidate.
     pub profile: Option<Profile>,
+    /// The shared circuits (to say how many routes wait with this one).
+    pub circuits: Vec<CircuitView>,
 }
 
 impl RoutePageData {
@@ -34,10 +37,15 @@ impl RoutePageData {
         let route = api::get_route(id.clone()).await?;
         let attempts = api::route_attempts(id).await?;
         let profile = api::get_profile(route.profile_id.clone()).await.ok();
+        let circuits = api::list_circuits()
+            .await
+            .map(|l| l.circuits)
+            .unwrap_or_default();
         Ok(RoutePageData {
             route,
             attempts,
             profile,
+            circuits,
         })
     }
 }
@@ -49,6 +57,7 @@ struct LiveRoute {
     snapshot: RwSignal<RouteSnapshot>,
     attempts: RwSignal<Vec<Attempt>>,
     profile: RwSignal<Option<Profile>>,
+    circuits: RwSignal<Vec<CircuitView>>,
     /// Server clock minus browser clock (ms), once measured in the browser.
     offset_ms: RwSignal<Option<f64>>,
 }
@@ -70,9 +79,13 @@ impl LiveRoute {
             return;
         }
         let failed_again = next.generation != current.generation;
+        let held = next.pending.as_ref().is_some_and(|p| p.circuit.is_some());
         self.snapshot.set(next);
         if failed_again {
             self.reload_attempts();
+        }
+        if held {
+            self.reload_circuits();
         }
     }
 
@@ -107,6 +120,16 @@ impl LiveRoute {
                         *current = list;
                     }
                 });
+            }
+        });
+    }
+
+    /// The waiting count beside a circuit hold is the circuit's, so it is
+    /// re-read whenever the route is (still) held.
+    fn reload_circuits(self) {
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = api::list_circuits().await {
+                self.circuits.try_set(list.circuits);
             }
         });
     }
@@ -159,6 +182,7 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
         snapshot: RwSignal::new(data.route),
         attempts: RwSignal::new(data.attempts),
         profile: RwSignal::new(data.profile),
+        circuits: RwSignal::new(data.circuits),
         offset_ms: RwSignal::new(None),
     };
     let clock = use_browser_clock();
@@ -237,6 +261,16 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
         snapshot.with(|s| retry_words(s, newest.as_ref()))
     };
     let deadline = move || snapshot.with(|s| s.pending.as_ref().map(|p| p.deadline));
+    let hold_line = move || {
+        let hold = snapshot.with(|s| s.pending.as_ref().and_then(|p| p.circuit.clone()))?;
+        let until = show_time(hold.until, clock.get().is_some());
+        Some(live.circuits.with(|all| {
+            let circuit = all
+                .iter()
+                .find(|c| c.scope == hold.scope && c.resource == hold.resource);
+            circuit_hold_words(&hold, circuit, &until)
+        }))
+    };
     let reason_line = move || {
         snapshot.with(|s| {
             (s.state == RouteState::ActionRequired)
@@ -299,6 +333,12 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
                             </dd>
                         </div>
                     }
+                })}
+                {move || hold_line().map(|text| view! {
+                    <div class="fact fact-wide">
+                        <dt>"Waiting for"</dt>
+                        <dd class="route-circuit"><a href="/circuits">{text}</a></dd>
+                    </div>
                 })}
                 {move || reason_line().map(|text| view! {
                     <div class="fact">

@@ -29,6 +29,7 @@
 
 pub mod row;
 pub mod set;
+pub mod view;
 
 use crate::classify::{Confidence, Scope};
 pub use app::circuit::CircuitScope;

@@ -1,6 +1,7 @@
 //! The HTTP surface: REST under `/api/v1`, the OpenAPI document, health
 //! probes, and the server-rendered Leptos pages with their static assets.
 
+mod circuits;
 mod error;
 mod health;
 mod json;
@@ -151,6 +152,7 @@ fn api_router() -> Router<AppState> {
         .route("/dispatches/claim", post(routes::claim))
         .route("/dispatches/{id}/ack", post(routes::ack))
         .route("/events", get(routes::events))
+        .route("/circuits", get(circuits::list))
         .route("/test/clock", post(routes::advance_clock))
         .route("/catalogue", get(catalogue_summary))
         .route("/catalogue/unknown", get(catalogue_unknown))

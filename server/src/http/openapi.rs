@@ -27,6 +27,9 @@ pub struct CandidateWrite {
     pub provider_id: Option<String>,
     pub model_id: Option<String>,
     pub profile_ref: Option<String>,
+    /// A non-secret name of the provider account (`team-a`): candidates
+    /// naming the same one share its circuit.
+    pub account_ref: Option<String>,
     pub policy: Option<CandidatePolicy>,
 }
 
@@ -55,6 +58,7 @@ pub struct CandidateWrite {
         super::routes::ack,
         super::routes::events,
         super::routes::advance_clock,
+        super::circuits::list,
         super::health::healthz,
         super::health::readyz,
     ),
@@ -67,12 +71,15 @@ pub struct CandidateWrite {
         crate::routes::CreateRoute, crate::routes::InvocationReport, crate::routes::EffectReport,
         crate::routes::ActionRequest, crate::routes::ClaimRequest, crate::routes::DecisionView,
         crate::routes::FailureAnswer, super::routes::ClaimAnswer, super::routes::AckRequest,
-        super::routes::AdvanceClock, super::routes::ClockAnswer
+        super::routes::AdvanceClock, super::routes::ClockAnswer,
+        app::circuit::CircuitList, app::circuit::CircuitView, app::circuit::CircuitHold,
+        app::circuit::CircuitScope, app::circuit::CircuitStatus
     )),
     tags(
         (name = "profiles", description = "Dynamic profiles and their per-class recovery policies"),
         (name = "routes", description = "Durable recovery routes: reports, actions, history, events"),
         (name = "dispatches", description = "Claiming and acknowledging prompt deliveries"),
+        (name = "circuits", description = "Shared resource circuits: one probe when a provider, account, model or profile fails for everyone"),
         (name = "test", description = "Only with serve --test-clock")
     )
 )]

@@ -54,4 +54,8 @@ impl Backend for PageBackend {
     async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError> {
         self.routes.attempts(id).await.map_err(to_api)
     }
+
+    async fn list_circuits(&self) -> Result<app::circuit::CircuitList, ApiError> {
+        self.routes.circuit_list().await.map_err(to_api)
+    }
 }

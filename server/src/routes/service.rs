@@ -376,6 +376,13 @@ impl Routes {
         }
     }
 
+    /// Every circuit for people: `GET /api/v1/circuits`.
+    pub async fn circuit_list(&self) -> Result<app::circuit::CircuitList> {
+        let rows = self.store.list_circuits().await?;
+        let waiting = self.store.circuit_waiting_counts().await?;
+        crate::circuits::view::list(&rows, &waiting, self.now()).map_err(RouteError::Corrupt)
+    }
+
     /// Every circuit as stored, ready to plan with.
     pub async fn circuits(&self) -> Result<Loaded> {
         Loaded::from_rows(self.store.list_circuits().await?).map_err(RouteError::Corrupt)

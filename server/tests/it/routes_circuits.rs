@@ -4,7 +4,7 @@
 //! failure none of the others dispatch to that resource; on its success
 //! they all proceed, none twice".
 
-use crate::support::{policy, services, start_time, usage_limit_in, Engine, TestDb};
+use crate::support::{policy, services, start_time, usage_limit_in, Engine, TestDb, TestServer};
 use app::route::{Caller, CallerKind, Dispatch, RouteSnapshot, RouteState};
 use serde_json::json;
 use server::clock::Clock;
@@ -267,8 +267,83 @@ async fn skip_policies_take_another_candidate(engine: Engine) {
     assert_eq!(third.candidate.label, "Codex");
 }
 
+/// `GET /api/v1/circuits` and a held route's snapshot say what waits for
+/// what, in safe words; the OpenAPI document lists the endpoint.
+async fn circuits_are_visible_over_http(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let api = s.api();
+    let p = api
+        .post_ok(
+            "/api/v1/profiles",
+            json!({"name": "team-a", "candidates": [{
+                "label": "Claude", "agent": "claude-code", "provider_id": "anthropic",
+                "account_ref": "team-a",
+                "policy": {"version": 1, "transient": policy(0, 0, 0, "skip"), "hard": policy(0, 0, 3600, "stop")}
+            }]}),
+        )
+        .await;
+    assert_eq!(p["candidates"][0]["account_ref"], "team-a");
+    let pid = p["id"].as_str().unwrap();
+    let empty = api.get("/api/v1/circuits").await;
+    assert_eq!(empty["circuits"], json!([]));
+    let first = api.route(pid, "kanban").await;
+    let second = api.route(pid, "office").await;
+    api.fail(&first, usage_limit_in(900)).await;
+    let held = api.fail(&second, usage_limit_in(900)).await["route"].clone();
+    let list = api.get("/api/v1/circuits").await;
+    let c = &list["circuits"][0];
+    assert_eq!(c["scope"], "account");
+    assert_eq!(c["resource"], "anthropic/team-a");
+    assert_eq!(c["label"], "Anthropic account team-a");
+    assert_eq!(c["state"], "open");
+    assert_eq!(c["until"], "2026-11-30T12:15:00Z");
+    assert_eq!(c["probe_holder"], serde_json::Value::Null);
+    assert_eq!(c["routes_waiting"], 1);
+    assert_eq!(c["code"], "quota_limited");
+    let hold = &held["pending"]["circuit"];
+    assert_eq!(hold["scope"], "account");
+    assert_eq!(hold["until"], "2026-11-30T12:15:00Z");
+    assert_eq!(hold["awaiting_probe"], false);
+    // The route that opened it waits by its own policy: no hold shown.
+    assert!(api.snapshot(first["id"].as_str().unwrap()).await["pending"]
+        .get("circuit")
+        .is_none());
+    // The pages render it on the server too (the browser then follows live).
+    let page = reqwest::get(s.url("/circuits"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Anthropic account team-a"), "{page}");
+    assert!(page.contains("1 route"), "{page}");
+    let panel = reqwest::get(s.url(&format!("/routes/{}", held["id"].as_str().unwrap())))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        panel.contains("Anthropic account team-a paused until 30 Nov 2026, 12:15:00 (UTC) — 1 route waiting, one probe at 30 Nov 2026, 12:15:00 (UTC)"),
+        "{panel}"
+    );
+    let doc = api.get("/api/v1/openapi.json").await;
+    assert!(doc["paths"]["/api/v1/circuits"]["get"].is_object());
+    assert!(doc["components"]["schemas"]["CircuitView"].is_object());
+    // A bad account_ref is a 422 naming the field.
+    let (status, body) = api
+        .post(
+            "/api/v1/profiles",
+            json!({"name": "bad", "candidates": [{"label": "A", "agent": "a", "account_ref": "me@example.com"}]}),
+        )
+        .await;
+    assert_eq!(status, 422);
+    assert_eq!(body["errors"][0]["field"], "candidates[0].account_ref");
+}
+
 on_both_engines!(
     flavor = multi_thread;
     two_hundred_routes_share_one_probe,
-    skip_policies_take_another_candidate
+    skip_policies_take_another_candidate,
+    circuits_are_visible_over_http
 );
