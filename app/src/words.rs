@@ -355,6 +355,42 @@ pub fn safe_cause(code: &str) -> String {
     text.to_string()
 }
 
+/// How the classifier judged an attempt's evidence, from the
+/// classification kept with it: "High confidence · provider scope · rule
+/// anthropic.overloaded · retry after 12 s". `None` for attempts recorded
+/// before the whole classification was kept.
+pub fn classification_words(a: &Attempt) -> Option<String> {
+    let c = a.classification.as_ref()?;
+    let text = |k: &str| c.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
+    let mut parts = Vec::new();
+    if let Some(confidence) = text("confidence") {
+        let mut chars = confidence.chars();
+        let first: String = chars
+            .next()
+            .into_iter()
+            .flat_map(char::to_uppercase)
+            .collect();
+        parts.push(format!("{first}{} confidence", chars.as_str()));
+    }
+    if let Some(scope) = text("scope") {
+        parts.push(format!("{scope} scope"));
+    }
+    if let Some(rule) = text("classifier_rule") {
+        parts.push(format!("rule {rule}"));
+    }
+    if let Some(phase) = text("phase") {
+        parts.push(format!("during {}", phase.replace('_', " ")));
+    }
+    if let Some(secs) = c.get("retry_after_seconds").and_then(|v| v.as_f64()) {
+        let secs = secs.round().max(0.0) as u64;
+        parts.push(format!(
+            "retry after {}",
+            crate::policy::schedule::format_duration(secs)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
 /// A provider id as people write it (`anthropic` → "Anthropic").
 fn provider_words(id: &str) -> String {
     let mut chars = id.chars();
@@ -525,6 +561,7 @@ mod tests {
                 until: t("2026-11-30T12:00:05Z"),
             },
             created_at: t("2026-11-30T12:00:00Z"),
+            classification: None,
         }
     }
 
@@ -732,5 +769,20 @@ mod tests {
             "Anthropic account team-a is being probed by another route — 1 route waiting; this one goes after its outcome, by 15:10"
         );
         assert_eq!(circuit_status_words(CircuitStatus::Open), "Paused");
+    }
+
+    #[test]
+    fn an_attempt_says_how_its_evidence_was_judged() {
+        let mut a = attempt("HTTP 529", DecisionKind::Retry, serde_json::Value::Null);
+        assert_eq!(classification_words(&a), None);
+        a.classification = Some(serde_json::json!({
+            "code": "provider_overloaded", "confidence": "high", "scope": "provider",
+            "classifier_rule": "anthropic.overloaded", "phase": "session_init",
+            "retry_after_seconds": 12.0, "reset_at": "2026-11-30T12:00:12Z"
+        }));
+        assert_eq!(
+            classification_words(&a).as_deref(),
+            Some("High confidence · provider scope · rule anthropic.overloaded · during session init · retry after 12 s")
+        );
     }
 }

@@ -234,6 +234,12 @@ pub struct Attempt {
     #[cfg_attr(feature = "ssr", schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00"))]
     pub outcome: RouteOutcome,
     pub created_at: DateTime<Utc>,
+    /// The whole classification the decision was made from (the failure
+    /// report's `classification`), as it was then; absent on attempts
+    /// recorded before it was kept.
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub classification: Option<serde_json::Value>,
 }
 
 /// Why a dispatch exists.

@@ -48,6 +48,11 @@ impl CircuitSet {
         }
     }
 
+    /// No circuit at all: nothing can hold any candidate.
+    pub fn is_empty(&self) -> bool {
+        self.circuits.is_empty()
+    }
+
     pub fn get(&self, key: &CircuitKey) -> Option<&Circuit> {
         self.circuits.get(key)
     }

@@ -261,5 +261,11 @@ pub fn attempt_to_wire(a: &AttemptRow) -> Result<Attempt, String> {
         deadline: a.deadline.map(from_ms),
         outcome: named("outcome", &id, &a.outcome)?,
         created_at: from_ms(a.created_at),
+        classification: a
+            .classification
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| format!("stored classification of {id} is corrupt: {e}"))?,
     })
 }

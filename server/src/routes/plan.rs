@@ -257,6 +257,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
         deadline: view.deadline.map(|d| d.timestamp_millis()),
         outcome: view.outcome.to_string(),
         created_at: now.timestamp_millis(),
+        classification: Some(
+            serde_json::to_string(classification).expect("classifications serialise"),
+        ),
     });
     FailurePlan {
         route: next,

@@ -376,6 +376,30 @@ impl Routes {
         }
     }
 
+    /// The route's candidate as its profile has it now, read only when
+    /// some circuit exists (most of the time none does, and a timer firing
+    /// should not read the profile for nothing); `cache` keeps it across
+    /// re-plans.
+    async fn candidate_if_circuits(
+        &self,
+        route: &Route,
+        circuits: &Loaded,
+        cache: &mut Option<Option<app::profile::Candidate>>,
+    ) -> Option<app::profile::Candidate> {
+        if circuits.set.is_empty() {
+            return None;
+        }
+        if cache.is_none() {
+            let profile = self.profiles.get(&route.profile_id).await.ok();
+            *cache = Some(profile.and_then(|p| {
+                p.candidates
+                    .into_iter()
+                    .find(|c| c.id == route.candidate.id)
+            }));
+        }
+        cache.clone().flatten()
+    }
+
     /// Every circuit for people: `GET /api/v1/circuits`.
     pub async fn circuit_list(&self) -> Result<app::circuit::CircuitList> {
         let rows = self.store.list_circuits().await?;
@@ -479,13 +503,12 @@ impl Routes {
                 commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
             }
             // A probe that succeeded closes its circuits.
-            let profile = self.profiles.get(&route.profile_id).await.ok();
-            let candidate = profile
-                .as_ref()
-                .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id));
             let mut circuits = self.circuits().await?;
+            let candidate = self
+                .candidate_if_circuits(&route, &circuits, &mut None)
+                .await;
             let closed = candidate
-                .map(|c| circuits.set.succeed(c.into(), &route.id, self.now()))
+                .map(|c| circuits.set.succeed((&c).into(), &route.id, self.now()))
                 .unwrap_or_default();
             commit.circuits = circuits.writes(&route.id);
             match self
@@ -635,19 +658,19 @@ impl Routes {
                 schedule.kind, schedule.id
             ))
         })?;
-        let profile = self.profiles.get(&route.profile_id).await.ok();
-        let candidate = profile
-            .as_ref()
-            .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id));
+        let mut candidate = None;
         for _ in 0..CIRCUIT_ATTEMPTS {
             let now = self.now();
             let mut circuits = self.circuits().await?;
+            let candidate = self
+                .candidate_if_circuits(&route, &circuits, &mut candidate)
+                .await;
             let mut plan = plan::deadline(
                 &route,
                 state,
                 schedule,
                 kind,
-                candidate,
+                candidate.as_ref(),
                 &mut circuits.set,
                 now,
             );

@@ -49,6 +49,9 @@ pub struct AttemptRow {
     pub deadline: Option<i64>,
     pub outcome: String,
     pub created_at: i64,
+    /// The whole classification as JSON (absent on attempts stored before
+    /// it was kept).
+    pub classification: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -13,7 +13,7 @@ pub(crate) const ROUTE_COLUMNS: &str =
 
 pub(crate) const ATTEMPT_COLUMNS: &str = "route_id, seq, generation, cycle, candidate_index, candidate_id, \
      candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, safe_excerpt, \
-     http_status, policy, decision, retry_ordinal, deadline, outcome, created_at";
+     http_status, policy, decision, retry_ordinal, deadline, outcome, created_at, classification";
 
 pub(crate) const DISPATCH_COLUMNS: &str =
     "id, route_id, generation, invocation_id, prompt_generation, \
@@ -326,9 +326,9 @@ macro_rules! impl_store {
                         "INSERT INTO attempts (route_id, seq, generation, cycle, candidate_index, candidate_id, \
                          candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, \
                          safe_excerpt, http_status, policy, decision, retry_ordinal, deadline, outcome, \
-                         created_at) \
+                         created_at, classification) \
                          VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE route_id = $2), \
-                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
                     )
                     .bind(&a.route_id)
                     .bind(&a.route_id)
@@ -350,6 +350,7 @@ macro_rules! impl_store {
                     .bind(a.deadline)
                     .bind(&a.outcome)
                     .bind(a.created_at)
+                    .bind(&a.classification)
                     .execute(&mut *tx)
                     .await?;
                 }

@@ -147,6 +147,7 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         deadline: Some(7_000),
         outcome: "retry_wait".into(),
         created_at: 2_000,
+        classification: Some("{\"code\":\"provider_overloaded\"}".into()),
     };
     let schedule = ScheduleRow {
         id: "s1".into(),
