@@ -49,20 +49,7 @@ pub enum ErrorCode {
     Other(String),
 }
 
-impl From<String> for ErrorCode {
-    fn from(s: String) -> ErrorCode {
-        match s.parse() {
-            Ok(c) => c,
-            Err(_) => ErrorCode::Other(s),
-        }
-    }
-}
-
-impl From<ErrorCode> for String {
-    fn from(c: ErrorCode) -> String {
-        c.to_string()
-    }
-}
+open_wire_names!(ErrorCode);
 
 /// The error body every API failure answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

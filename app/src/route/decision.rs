@@ -10,67 +10,33 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// Why a failure authorises no automatic recovery.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Rejection {
-    /// Evidence for another generation or invocation: nothing changes.
-    Stale,
-    /// Unknown, low-confidence or conflicting evidence.
-    Unclassified,
-    /// Not the provider's failure (context window, tool failure, …).
-    NotProvider,
-    /// Output or tool activity may already have happened: replay is unsafe.
-    EffectUnsafe,
+wire_names! {
+    /// Why a failure authorises no automatic recovery.
+    pub enum Rejection {
+        /// Evidence for another generation or invocation: nothing changes.
+        Stale,
+        /// Unknown, low-confidence or conflicting evidence.
+        Unclassified,
+        /// Not the provider's failure (context window, tool failure, …).
+        NotProvider,
+        /// Output or tool activity may already have happened: replay is unsafe.
+        EffectUnsafe,
+    }
 }
 
-/// A decision as the API names it (`decision.kind`, an attempt's
-/// `decision`): the four policy outcomes or a rejection.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub enum DecisionKind {
-    WaitForReset,
-    Retry,
-    Skip,
-    Stop,
-    Stale,
-    Unclassified,
-    NotProvider,
-    EffectUnsafe,
-}
-
-impl DecisionKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+wire_names! {
+    /// A decision as the API names it (`decision.kind`, an attempt's
+    /// `decision`): the four policy outcomes or a rejection.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum DecisionKind {
+        WaitForReset,
+        Retry,
+        Skip,
+        Stop,
+        Stale,
+        Unclassified,
+        NotProvider,
+        EffectUnsafe,
     }
 }
 
@@ -125,20 +91,7 @@ impl From<Rejection> for StopReason {
     }
 }
 
-impl From<String> for StopReason {
-    fn from(s: String) -> StopReason {
-        match s.parse() {
-            Ok(r) => r,
-            Err(_) => StopReason::Other(s),
-        }
-    }
-}
-
-impl From<StopReason> for String {
-    fn from(r: StopReason) -> String {
-        r.to_string()
-    }
-}
+open_wire_names!(StopReason);
 
 /// Where a failure report left the route (a decision's and an attempt's
 /// `outcome`). On the wire it is one short label —

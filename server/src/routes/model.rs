@@ -85,6 +85,37 @@ fn candidate_ref(index: i64, id: &str, label: &str) -> CandidateRef {
 }
 
 impl Route {
+    /// A new route: active on `first` (the profile's first candidate), at
+    /// generation 1 of cycle 1, with a fresh invocation.
+    pub fn open(
+        profile_id: String,
+        caller: Caller,
+        first: &Candidate,
+        now: DateTime<Utc>,
+    ) -> Route {
+        let mut route = Route {
+            id: new_id("r"),
+            profile_id,
+            caller,
+            state: RouteState::Active,
+            generation: 1,
+            cycle: 1,
+            candidate: CandidateRef::default(),
+            invocation_id: String::new(),
+            prompt_generation: 1,
+            effects: 0,
+            provider_session_id: None,
+            memory: Memory::default(),
+            pending: None,
+            last_failure: None,
+            reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        route.move_to(0, first);
+        route
+    }
+
     pub fn from_row(r: RouteRow) -> Result<Route, String> {
         Ok(Route {
             caller: Caller {

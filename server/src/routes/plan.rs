@@ -354,7 +354,12 @@ mod tests {
         }
     }
 
-    fn profile(candidates: Vec<Candidate>) -> Profile {
+    /// A profile of `(id, label)` candidates, all with policy `p`.
+    fn profile(ids: &[(&str, &str)], p: ClassPolicy) -> Profile {
+        let candidates = ids
+            .iter()
+            .map(|(id, label)| candidate(id, label, p))
+            .collect();
         Profile {
             id: "p_1".into(),
             name: "P".into(),
@@ -367,29 +372,13 @@ mod tests {
     }
 
     fn route(state: RouteState, p: &Profile) -> Route {
-        let mut r = Route {
-            id: "r_1".into(),
-            profile_id: p.id.clone(),
-            caller: Caller {
-                kind: CallerKind::Kanban,
-                reference: "task".into(),
-            },
-            state,
-            generation: 3,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now(),
-            updated_at: now(),
+        let caller = Caller {
+            kind: CallerKind::Kanban,
+            reference: "task".into(),
         };
-        r.move_to(0, &p.candidates[0]);
+        let mut r = Route::open(p.id.clone(), caller, &p.candidates[0], now());
+        r.state = state;
+        r.generation = 3;
         r
     }
 
@@ -531,10 +520,7 @@ mod tests {
             },
         ];
         for row in rows {
-            let p = profile(vec![
-                candidate("a", "Claude", row.policy),
-                candidate("b", "Codex", row.policy),
-            ]);
+            let p = profile(&[("a", "Claude"), ("b", "Codex")], row.policy);
             let r = route(row.from, &p);
             let c = overloaded(row.class, row.reset_in);
             let plan = plan(&r, row.gate, &c, Some(&p));
@@ -561,11 +547,7 @@ mod tests {
 
     #[test]
     fn a_retry_uses_the_cycles_budget_and_names_its_ordinal() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Stop));
         let mut r = route(RouteState::Retrying, &p);
         r.memory.retries.insert("a/transient".into(), 1);
         let plan = plan(
@@ -587,11 +569,7 @@ mod tests {
 
     #[test]
     fn a_reset_wait_is_used_once_per_cycle() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(0, 600, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(0, 600, OnExhausted::Stop));
         let r = route(RouteState::Active, &p);
         let c = overloaded(ErrorClass::Hard, Some(60));
         let first = plan(&r, GateVerdict::Current, &c, Some(&p));
@@ -605,10 +583,10 @@ mod tests {
 
     #[test]
     fn skip_with_no_candidate_left_stops() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let mut r = route(RouteState::Active, &p);
         r.memory.excluded = vec!["b".into()];
         let plan = plan(
@@ -627,10 +605,10 @@ mod tests {
 
     #[test]
     fn a_switch_dispatches_the_next_candidate_with_a_fresh_invocation() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let r = route(RouteState::Active, &p);
         let plan = plan(
             &r,
@@ -649,17 +627,9 @@ mod tests {
 
     #[test]
     fn a_profile_without_the_candidate_authorises_nothing() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::Active, &p);
-        let other = profile(vec![candidate(
-            "z",
-            "Gemini",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let other = profile(&[("z", "Gemini")], class_policy(3, 0, OnExhausted::Skip));
         let c = overloaded(ErrorClass::Transient, None);
         for profile in [Some(&other), None] {
             let plan = plan(&r, GateVerdict::Current, &c, profile);
@@ -671,11 +641,7 @@ mod tests {
 
     #[test]
     fn a_stale_report_changes_nothing_and_says_where_the_route_is() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::RetryWait, &p);
         let view = stale(&r);
         assert_eq!(view.kind, DecisionKind::Stale);

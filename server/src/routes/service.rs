@@ -10,7 +10,7 @@
 
 use super::error::{Result, RouteError};
 use super::machine::{self, Outcome, Trigger};
-use super::model::{attempt_to_wire, new_id, Memory, Route};
+use super::model::{attempt_to_wire, Route};
 use super::plan::{self, FailureFacts};
 use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
@@ -164,26 +164,7 @@ impl Routes {
             )]));
         }
         let now = self.now();
-        let mut route = Route {
-            id: new_id("r"),
-            profile_id: profile.id.clone(),
-            caller: req.caller,
-            state: RouteState::Active,
-            generation: 1,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now,
-            updated_at: now,
-        };
-        route.move_to(0, first);
+        let route = Route::open(profile.id.clone(), req.caller, first, now);
         self.apply(
             Change {
                 route,
