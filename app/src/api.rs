@@ -5,6 +5,7 @@
 //! While the server renders a page, the same calls go straight to the
 //! [`Backend`] the server provides as context — no HTTP round trip to itself.
 
+use crate::ids::Generation;
 use crate::policy::FieldError;
 use crate::profile::Profile;
 use crate::route::{Action, Attempt, RouteSnapshot};
@@ -184,7 +185,7 @@ pub async fn route_attempts(id: String) -> Result<Vec<Attempt>, ApiError> {
 pub async fn act_on_route(
     id: &str,
     action: Action,
-    expected_generation: i64,
+    expected_generation: Generation,
 ) -> Result<RouteSnapshot, ApiError> {
     browser::send(
         "POST",

@@ -10,6 +10,7 @@
 //!   dispatch and schedule states) and SPEC.md's state table
 //!   ([`route::machine`]).
 //! - [`words`]: wording for people, made from those values in one place.
+//! - [`ids`]: `RouteId`, `ProfileId` and `Generation` as types.
 //! - `names`: the `wire_names!` declaration every wire enum uses, so serde
 //!   and string names come from one rule.
 //! - [`api`]: the browser's (and server renderer's) access to the REST
@@ -26,6 +27,7 @@ mod names;
 
 pub mod api;
 pub mod components;
+pub mod ids;
 pub mod pages;
 pub mod policy;
 pub mod profile;

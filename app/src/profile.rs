@@ -4,6 +4,7 @@
 //! browser runs, so a profile the form accepts is a profile the server
 //! accepts.
 
+use crate::ids::ProfileId;
 use crate::policy::class::builtin_class_of;
 use crate::policy::limits::*;
 use crate::policy::reader::{Errors, Obj};
@@ -41,7 +42,8 @@ pub struct ConfigurationError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Profile {
-    pub id: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub id: ProfileId,
     pub name: String,
     /// Increases by one on every update; `PUT` must send the one it read.
     pub revision: i64,

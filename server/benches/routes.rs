@@ -38,7 +38,7 @@ fn overloaded(route: &app::route::RouteSnapshot) -> serde_json::Value {
                       "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}]})
 }
 
-async fn profile(s: &AppState, initial_seconds: u32) -> String {
+async fn profile(s: &AppState, initial_seconds: u32) -> app::ids::ProfileId {
     let policy = json!({"version": 1,
         "transient": {"retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": initial_seconds},
                       "wait_for_reset": {"enabled": false}, "on_exhausted": "skip"},
@@ -52,13 +52,13 @@ async fn profile(s: &AppState, initial_seconds: u32) -> String {
 
 /// Creates `n` routes on `profile_id` and reports one failure for each from
 /// `WORKERS` tasks; answers (failure reports per second).
-async fn report_failures(s: &AppState, profile_id: &str, n: usize) -> f64 {
+async fn report_failures(s: &AppState, profile_id: &app::ids::ProfileId, n: usize) -> f64 {
     let mut routes = Vec::with_capacity(n);
     for chunk in (0..n).collect::<Vec<_>>().chunks(WORKERS * 64) {
         let mut tasks = Vec::new();
         for i in chunk {
             let r = s.routes.clone();
-            let p = profile_id.to_string();
+            let p = profile_id.clone();
             let i = *i;
             tasks.push(tokio::spawn(async move {
                 r.create(CreateRoute {

@@ -5,6 +5,7 @@
 //! serde and `strum` both apply (checked by the tests below).
 
 use super::RouteState;
+use crate::ids::Generation;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -113,7 +114,10 @@ pub enum RouteOutcome {
     /// Now in `state`, with nothing pending.
     In(RouteState),
     /// Nothing changed: the report was about an attempt the route left.
-    Unchanged { generation: i64, state: RouteState },
+    Unchanged {
+        generation: Generation,
+        state: RouteState,
+    },
 }
 
 const STOPPED: &str = "action_required: ";
@@ -160,7 +164,7 @@ impl FromStr for RouteOutcome {
                 .and_then(|r| r.split_once(" ("))
                 .ok_or_else(unknown)?;
             return Ok(RouteOutcome::Unchanged {
-                generation: generation.parse().map_err(|_| unknown())?,
+                generation: Generation(generation.parse().map_err(|_| unknown())?),
                 state: state.parse().map_err(|_| unknown())?,
             });
         }
@@ -256,7 +260,7 @@ pub(crate) mod tests {
             (RouteOutcome::In(RouteState::Active), "active"),
             (
                 RouteOutcome::Unchanged {
-                    generation: 4,
+                    generation: Generation(4),
                     state: RouteState::Retrying,
                 },
                 "unchanged: the route is at generation 4 (retrying)",

@@ -8,6 +8,7 @@ pub mod machine;
 pub use decision::{DecisionKind, Rejection, RouteOutcome, StopReason};
 pub use machine::Action;
 
+use crate::ids::{Generation, ProfileId, RouteId};
 use crate::policy::{ErrorClass, OnExhausted};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -111,11 +112,14 @@ pub struct LastFailure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RouteSnapshot {
-    pub id: String,
-    pub profile_id: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub id: RouteId,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub profile_id: ProfileId,
     pub caller: Caller,
     pub state: RouteState,
-    pub generation: i64,
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
+    pub generation: Generation,
     pub cycle: i64,
     pub candidate: CandidateRef,
     pub invocation_id: String,
@@ -138,7 +142,8 @@ pub struct RouteSnapshot {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Attempt {
     pub seq: i64,
-    pub generation: i64,
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
+    pub generation: Generation,
     pub cycle: i64,
     pub candidate: CandidateRef,
     pub invocation_id: String,
@@ -214,8 +219,10 @@ wire_names! {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Dispatch {
     pub id: String,
-    pub route_id: String,
-    pub generation: i64,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub route_id: RouteId,
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
+    pub generation: Generation,
     pub invocation_id: String,
     pub prompt_generation: i64,
     pub candidate: CandidateRef,

@@ -10,6 +10,7 @@ use crate::routes::{
 };
 use crate::store::RouteFilter;
 use app::api::{ApiError, ErrorCode};
+use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::route::{Attempt, Dispatch, RouteSnapshot};
 use axum::extract::{Path, State};
@@ -91,7 +92,7 @@ pub async fn list(
     responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
 pub async fn get(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
 ) -> HttpResult<Json<RouteSnapshot>> {
     Ok(Json(s.routes.get(&id).await?))
 }
@@ -101,7 +102,7 @@ pub async fn get(
     responses((status = 200, body = [Attempt]), (status = 404, body = ApiError)))]
 pub async fn attempts(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
 ) -> HttpResult<Json<Vec<Attempt>>> {
     Ok(Json(s.routes.attempts(&id).await?))
 }
@@ -114,7 +115,7 @@ pub async fn attempts(
     responses((status = 200, body = FailureAnswer), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
 pub async fn failures(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
     JsonBody(body): JsonBody,
 ) -> HttpResult<Json<FailureAnswer>> {
     Ok(Json(s.routes.report_failure(&id, &body).await?))
@@ -125,7 +126,7 @@ pub async fn failures(
     request_body = EffectReport, responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
 pub async fn effects(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
     JsonBody(report): JsonBody<EffectReport>,
 ) -> HttpResult<Json<RouteSnapshot>> {
     Ok(Json(s.routes.report_effect(&id, report).await?))
@@ -137,7 +138,7 @@ pub async fn effects(
     responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError)))]
 pub async fn success(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
     JsonBody(report): JsonBody<InvocationReport>,
 ) -> HttpResult<Json<RouteSnapshot>> {
     Ok(Json(s.routes.report_success(&id, report).await?))
@@ -151,7 +152,7 @@ pub async fn success(
     responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn actions(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
     JsonBody(req): JsonBody<ActionRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
     Ok(Json(s.routes.act(&id, req).await?))
@@ -177,7 +178,8 @@ pub async fn claim(
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AckRequest {
-    pub generation: i64,
+    #[schema(value_type = i64)]
+    pub generation: Generation,
 }
 
 /// Acknowledge that a claimed dispatch's prompt was delivered.

@@ -104,7 +104,7 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
         now,
     } = f;
     let mut next = route.clone();
-    next.generation += 1;
+    next.generation = next.generation.next();
     next.last_failure = Some(LastFailure {
         code: classification.code.clone(),
         class: classification.class,
@@ -172,9 +172,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     let mut view = decision_view(&decision);
     view.outcome = outcome_of(&next);
     commit.attempt = Some(AttemptRow {
-        route_id: route.id.clone(),
+        route_id: route.id.to_string(),
         seq: 0,
-        generation: route.generation,
+        generation: route.generation.get(),
         cycle: route.cycle,
         candidate_index: route.candidate.index as i64,
         candidate_id: route.candidate.id.clone(),
@@ -253,8 +253,8 @@ fn schedule(
 ) -> ScheduleRow {
     ScheduleRow {
         id: new_id("s"),
-        route_id: route.id.clone(),
-        generation: route.generation,
+        route_id: route.id.to_string(),
+        generation: route.generation.get(),
         kind: kind.to_string(),
         deadline: deadline.timestamp_millis(),
         state: ScheduleState::Armed.to_string(),
@@ -311,6 +311,7 @@ fn outcome_of(route: &Route) -> RouteOutcome {
 mod tests {
     use super::*;
     use crate::classify::Confidence;
+    use app::ids::Generation;
     use app::policy::{ErrorClass, OnExhausted, RetryPolicy, WaitForReset};
     use app::profile::Candidate;
     use app::route::{Caller, CallerKind, DecisionKind};
@@ -378,7 +379,7 @@ mod tests {
         };
         let mut r = Route::open(p.id.clone(), caller, &p.candidates[0], now());
         r.state = state;
-        r.generation = 3;
+        r.generation = Generation(3);
         r
     }
 
@@ -538,7 +539,7 @@ mod tests {
                 "{name}"
             );
             let attempt = plan.commit.attempt.as_ref().expect("an attempt row");
-            assert_eq!(attempt.generation, r.generation, "{name}");
+            assert_eq!(attempt.generation, r.generation.get(), "{name}");
             assert_eq!(attempt.decision, row.kind.to_string(), "{name}");
             assert_eq!(attempt.outcome, row.outcome, "{name}");
             assert_eq!(attempt.http_status, Some(529), "{name}");
@@ -563,7 +564,7 @@ mod tests {
         assert_eq!(pending.retry_ordinal, 2);
         assert_eq!(pending.outcome_after, OnExhausted::Stop);
         let schedule = plan.commit.schedule.expect("schedule");
-        assert_eq!(schedule.generation, plan.route.generation);
+        assert_eq!(schedule.generation, plan.route.generation.get());
         assert_eq!(schedule.kind, "retry");
     }
 
@@ -621,7 +622,7 @@ mod tests {
         let d = plan.commit.dispatch.expect("dispatch");
         assert_eq!(d.reason, "switch");
         assert_eq!(d.candidate_id, "b");
-        assert_eq!(d.generation, plan.route.generation);
+        assert_eq!(d.generation, plan.route.generation.get());
         assert_eq!(d.invocation_id, plan.route.invocation_id);
     }
 
