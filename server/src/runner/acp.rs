@@ -279,14 +279,16 @@ pub async fn run(ctx: Context<'_>) -> End {
                     r = &mut prompt => {
                         match r {
                             Ok(response) => {
-                                let reason = serde_json::to_value(response.stop_reason)
-                                    .ok()
-                                    .and_then(|v| v.as_str().map(str::to_string))
-                                    .unwrap_or_else(|| "unknown".into());
-                                if reason == "end_turn" && !interrupted && !timed_out {
+                                let ended = response.stop_reason == acp::StopReason::EndTurn;
+                                if ended && !interrupted && !timed_out {
                                     succeeded = true;
                                 } else if !interrupted {
-                                    failure.push(EvidenceItem::AcpStop { stop_reason: reason });
+                                    // The envelope carries the protocol's own name for it.
+                                    let stop_reason = serde_json::to_value(response.stop_reason)
+                                        .ok()
+                                        .and_then(|v| v.as_str().map(str::to_string))
+                                        .unwrap_or_else(|| "unknown".into());
+                                    failure.push(EvidenceItem::AcpStop { stop_reason });
                                 }
                             }
                             Err(e) => failure.push(acp_error(&e)),
