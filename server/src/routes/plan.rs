@@ -13,7 +13,11 @@
 //!    excludes the candidate and dispatches the next eligible one (or stops
 //!    when none is left), a stop or a rejection stops with its reason — plus
 //!    the append-only attempt row and the decision as the API reports it.
+//!
+//! Manual actions the state table allowed are planned the same way
+//! ([`action`]).
 
+use super::error::RouteError;
 use super::machine::{self, Outcome, Trigger};
 use super::model::{new_id, Memory, Route};
 use super::wire::DecisionView;
@@ -23,8 +27,8 @@ use crate::store::{AttemptRow, Commit, DispatchRow, ScheduleRow};
 use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
 use app::profile::Profile;
 use app::route::{
-    DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome, RouteState, ScheduleState,
-    StopReason,
+    Action, DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome, RouteState,
+    ScheduleState, StopReason,
 };
 use app::words::safe_cause;
 use chrono::{DateTime, Utc};
@@ -214,6 +218,72 @@ pub fn stale(route: &Route) -> DecisionView {
         state: route.state,
     };
     view
+}
+
+/// Whether a manual `action` on `route` reads the profile: a skip always
+/// (it picks the next candidate), a retry when it restarts a stopped route
+/// (its candidate may have changed).
+pub fn action_needs_profile(route: &Route, action: Action) -> bool {
+    match action {
+        Action::SkipNow => true,
+        Action::RetryNow => route.state == RouteState::ActionRequired,
+        Action::Cancel | Action::Stop => false,
+    }
+}
+
+/// The change a manual action makes, once the state table allowed it (the
+/// route moves to `state`) and its generation was the route's. `profile`
+/// is there when [`action_needs_profile`] says so. From a stopped route,
+/// retry and skip start a new route cycle.
+pub fn action(
+    route: &Route,
+    action: Action,
+    state: RouteState,
+    profile: Option<&Profile>,
+    now: DateTime<Utc>,
+) -> Result<(Route, Commit), RouteError> {
+    let mut next = route.clone();
+    next.generation = next.generation.next();
+    next.pending = None;
+    next.reason = None;
+    next.state = state;
+    let mut commit = Commit::default();
+    let restarting = route.state == RouteState::ActionRequired;
+    let unusable = || RouteError::ProfileUnusable("no candidates".into());
+    match action {
+        Action::RetryNow => {
+            if restarting {
+                next.new_cycle();
+                let profile = profile.ok_or_else(unusable)?;
+                let index = profile
+                    .candidates
+                    .iter()
+                    .position(|c| c.id == route.candidate.id)
+                    .unwrap_or(0);
+                let candidate = profile.candidates.get(index).ok_or_else(unusable)?;
+                next.move_to(index, candidate);
+            } else {
+                next.new_invocation();
+            }
+            let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
+            commit.dispatch = Some(next.dispatch(reason, now));
+        }
+        Action::SkipNow => {
+            if restarting {
+                next.new_cycle();
+            }
+            match profile.and_then(|p| switch(&mut next, p, now)) {
+                Some(d) => commit.dispatch = Some(d),
+                None => {
+                    next.state = RouteState::ActionRequired;
+                    next.reason = Some(StopReason::NoEligibleCandidate);
+                }
+            }
+        }
+        Action::Cancel => next.reason = Some(StopReason::CancelledByUser),
+        Action::Stop => next.reason = Some(StopReason::StoppedByUser),
+    }
+    Ok((next, commit))
 }
 
 /// Excludes the current candidate and moves to the next eligible one;
@@ -650,5 +720,67 @@ mod tests {
             view.outcome.to_string(),
             "unchanged: the route is at generation 3 (retry_wait)"
         );
+    }
+
+    #[test]
+    fn manual_actions_plan_their_change() {
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(3, 600, OnExhausted::Skip),
+        );
+        let mut waiting = route(RouteState::WaitingForReset, &p);
+        waiting.pending = Some(pending(
+            PendingKind::ResetWait,
+            now(),
+            0,
+            &class_policy(3, 600, OnExhausted::Skip),
+            &overloaded(ErrorClass::Hard, Some(60)),
+        ));
+        let act = |r: &Route, a: Action, to: RouteState, profile: Option<&Profile>| {
+            let profile = profile.filter(|_| action_needs_profile(r, a));
+            action(r, a, to, profile, now()).expect("planned")
+        };
+
+        // Retry now while waiting: the pending attempt goes out early, as
+        // the reset's retry.
+        let (next, commit) = act(&waiting, Action::RetryNow, RouteState::Retrying, Some(&p));
+        assert_eq!(next.generation, waiting.generation.next());
+        assert!(next.pending.is_none());
+        assert_ne!(next.invocation_id, waiting.invocation_id);
+        assert_eq!(next.cycle, waiting.cycle);
+        let d = commit.dispatch.expect("dispatch");
+        assert_eq!(d.reason, "reset_retry");
+
+        // Cancel stops for a person and dispatches nothing.
+        let (next, commit) = act(&waiting, Action::Cancel, RouteState::ActionRequired, None);
+        assert_eq!(next.reason, Some(StopReason::CancelledByUser));
+        assert!(commit.dispatch.is_none());
+
+        // From a stopped route, retry and skip start a new cycle.
+        let mut stopped = route(RouteState::ActionRequired, &p);
+        stopped.memory.excluded = vec!["b".into()];
+        stopped.reason = Some(StopReason::StoppedByPolicy);
+        assert!(action_needs_profile(&stopped, Action::RetryNow));
+        assert!(!action_needs_profile(&waiting, Action::RetryNow));
+        let (next, commit) = act(&stopped, Action::RetryNow, RouteState::Retrying, Some(&p));
+        assert_eq!(next.cycle, stopped.cycle + 1);
+        assert!(next.memory.excluded.is_empty());
+        assert_eq!(next.reason, None);
+        assert_eq!(commit.dispatch.expect("dispatch").reason, "retry");
+        let (next, commit) = act(&stopped, Action::SkipNow, RouteState::Switching, Some(&p));
+        assert_eq!(next.candidate.id, "b");
+        assert_eq!(commit.dispatch.expect("dispatch").reason, "switch");
+
+        // Skip with nobody left to skip to stops instead.
+        let alone = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let (next, commit) = act(
+            &stopped,
+            Action::SkipNow,
+            RouteState::Switching,
+            Some(&alone),
+        );
+        assert_eq!(next.state, RouteState::ActionRequired);
+        assert_eq!(next.reason, Some(StopReason::NoEligibleCandidate));
+        assert!(commit.dispatch.is_none());
     }
 }

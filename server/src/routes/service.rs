@@ -417,50 +417,12 @@ impl Routes {
                 &route,
             ));
         };
-        let mut next = route.clone();
-        next.generation = next.generation.next();
-        next.pending = None;
-        next.reason = None;
-        next.state = state;
-        let mut commit = Commit::default();
-        let restarting = route.state == RouteState::ActionRequired;
-        match req.action {
-            Action::RetryNow => {
-                if restarting {
-                    next.new_cycle();
-                    let profile = self.profiles.get_usable(route.profile_id.as_str()).await?;
-                    let index = profile
-                        .candidates
-                        .iter()
-                        .position(|c| c.id == route.candidate.id)
-                        .unwrap_or(0);
-                    let candidate = profile
-                        .candidates
-                        .get(index)
-                        .ok_or(RouteError::ProfileUnusable("no candidates".into()))?;
-                    next.move_to(index, candidate);
-                } else {
-                    next.new_invocation();
-                }
-                let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
-                commit.dispatch = Some(next.dispatch(reason, now));
-            }
-            Action::SkipNow => {
-                if restarting {
-                    next.new_cycle();
-                }
-                let profile = self.profiles.get_usable(route.profile_id.as_str()).await?;
-                match plan::switch(&mut next, &profile, now) {
-                    Some(d) => commit.dispatch = Some(d),
-                    None => {
-                        next.state = RouteState::ActionRequired;
-                        next.reason = Some(StopReason::NoEligibleCandidate);
-                    }
-                }
-            }
-            Action::Cancel => next.reason = Some(StopReason::CancelledByUser),
-            Action::Stop => next.reason = Some(StopReason::StoppedByUser),
-        }
+        let profile = if plan::action_needs_profile(&route, req.action) {
+            Some(self.profiles.get_usable(route.profile_id.as_str()).await?)
+        } else {
+            None
+        };
+        let (next, commit) = plan::action(&route, req.action, state, profile.as_ref(), now)?;
         self.apply_fenced(&route, next, commit, event_kind::ACTION)
             .await
     }
