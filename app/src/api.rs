@@ -5,6 +5,7 @@
 //! While the server renders a page, the same calls go straight to the
 //! [`Backend`] the server provides as context — no HTTP round trip to itself.
 
+use crate::ids::Generation;
 use crate::policy::FieldError;
 use crate::profile::Profile;
 use crate::route::{Action, Attempt, RouteSnapshot};
@@ -49,20 +50,7 @@ pub enum ErrorCode {
     Other(String),
 }
 
-impl From<String> for ErrorCode {
-    fn from(s: String) -> ErrorCode {
-        match s.parse() {
-            Ok(c) => c,
-            Err(_) => ErrorCode::Other(s),
-        }
-    }
-}
-
-impl From<ErrorCode> for String {
-    fn from(c: ErrorCode) -> String {
-        c.to_string()
-    }
-}
+open_wire_names!(ErrorCode);
 
 /// The error body every API failure answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -197,7 +185,7 @@ pub async fn route_attempts(id: String) -> Result<Vec<Attempt>, ApiError> {
 pub async fn act_on_route(
     id: &str,
     action: Action,
-    expected_generation: i64,
+    expected_generation: Generation,
 ) -> Result<RouteSnapshot, ApiError> {
     browser::send(
         "POST",

@@ -357,6 +357,7 @@ pub fn safe_cause(code: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::Generation;
     use crate::policy::CandidatePolicy;
     use crate::profile::Candidate;
     use crate::route::{Caller, CandidateRef, LastFailure, Pending};
@@ -375,7 +376,7 @@ mod tests {
                 reference: "task-1".into(),
             },
             state,
-            generation: 2,
+            generation: Generation(2),
             cycle: 1,
             candidate: CandidateRef {
                 index: 0,
@@ -444,7 +445,7 @@ mod tests {
     fn attempt(excerpt: &str, decision: DecisionKind, policy: serde_json::Value) -> Attempt {
         Attempt {
             seq: 1,
-            generation: 1,
+            generation: Generation(1),
             cycle: 1,
             candidate: CandidateRef::default(),
             invocation_id: "inv".into(),
@@ -575,7 +576,7 @@ mod tests {
         assert!(is_newer(&b, &a));
         assert!(!is_newer(&a, &b));
         let mut c = a.clone();
-        c.generation = 1;
+        c.generation = Generation(1);
         c.updated_at = t("2026-11-30T13:00:00Z");
         assert!(!is_newer(&c, &a));
     }

@@ -104,7 +104,7 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
         now,
     } = f;
     let mut next = route.clone();
-    next.generation += 1;
+    next.generation = next.generation.next();
     next.last_failure = Some(LastFailure {
         code: classification.code.clone(),
         class: classification.class,
@@ -172,9 +172,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     let mut view = decision_view(&decision);
     view.outcome = outcome_of(&next);
     commit.attempt = Some(AttemptRow {
-        route_id: route.id.clone(),
+        route_id: route.id.to_string(),
         seq: 0,
-        generation: route.generation,
+        generation: route.generation.get(),
         cycle: route.cycle,
         candidate_index: route.candidate.index as i64,
         candidate_id: route.candidate.id.clone(),
@@ -253,8 +253,8 @@ fn schedule(
 ) -> ScheduleRow {
     ScheduleRow {
         id: new_id("s"),
-        route_id: route.id.clone(),
-        generation: route.generation,
+        route_id: route.id.to_string(),
+        generation: route.generation.get(),
         kind: kind.to_string(),
         deadline: deadline.timestamp_millis(),
         state: ScheduleState::Armed.to_string(),
@@ -311,6 +311,7 @@ fn outcome_of(route: &Route) -> RouteOutcome {
 mod tests {
     use super::*;
     use crate::classify::Confidence;
+    use app::ids::Generation;
     use app::policy::{ErrorClass, OnExhausted, RetryPolicy, WaitForReset};
     use app::profile::Candidate;
     use app::route::{Caller, CallerKind, DecisionKind};
@@ -354,7 +355,12 @@ mod tests {
         }
     }
 
-    fn profile(candidates: Vec<Candidate>) -> Profile {
+    /// A profile of `(id, label)` candidates, all with policy `p`.
+    fn profile(ids: &[(&str, &str)], p: ClassPolicy) -> Profile {
+        let candidates = ids
+            .iter()
+            .map(|(id, label)| candidate(id, label, p))
+            .collect();
         Profile {
             id: "p_1".into(),
             name: "P".into(),
@@ -367,29 +373,13 @@ mod tests {
     }
 
     fn route(state: RouteState, p: &Profile) -> Route {
-        let mut r = Route {
-            id: "r_1".into(),
-            profile_id: p.id.clone(),
-            caller: Caller {
-                kind: CallerKind::Kanban,
-                reference: "task".into(),
-            },
-            state,
-            generation: 3,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now(),
-            updated_at: now(),
+        let caller = Caller {
+            kind: CallerKind::Kanban,
+            reference: "task".into(),
         };
-        r.move_to(0, &p.candidates[0]);
+        let mut r = Route::open(p.id.clone(), caller, &p.candidates[0], now());
+        r.state = state;
+        r.generation = Generation(3);
         r
     }
 
@@ -531,10 +521,7 @@ mod tests {
             },
         ];
         for row in rows {
-            let p = profile(vec![
-                candidate("a", "Claude", row.policy),
-                candidate("b", "Codex", row.policy),
-            ]);
+            let p = profile(&[("a", "Claude"), ("b", "Codex")], row.policy);
             let r = route(row.from, &p);
             let c = overloaded(row.class, row.reset_in);
             let plan = plan(&r, row.gate, &c, Some(&p));
@@ -552,7 +539,7 @@ mod tests {
                 "{name}"
             );
             let attempt = plan.commit.attempt.as_ref().expect("an attempt row");
-            assert_eq!(attempt.generation, r.generation, "{name}");
+            assert_eq!(attempt.generation, r.generation.get(), "{name}");
             assert_eq!(attempt.decision, row.kind.to_string(), "{name}");
             assert_eq!(attempt.outcome, row.outcome, "{name}");
             assert_eq!(attempt.http_status, Some(529), "{name}");
@@ -561,11 +548,7 @@ mod tests {
 
     #[test]
     fn a_retry_uses_the_cycles_budget_and_names_its_ordinal() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Stop));
         let mut r = route(RouteState::Retrying, &p);
         r.memory.retries.insert("a/transient".into(), 1);
         let plan = plan(
@@ -581,17 +564,13 @@ mod tests {
         assert_eq!(pending.retry_ordinal, 2);
         assert_eq!(pending.outcome_after, OnExhausted::Stop);
         let schedule = plan.commit.schedule.expect("schedule");
-        assert_eq!(schedule.generation, plan.route.generation);
+        assert_eq!(schedule.generation, plan.route.generation.get());
         assert_eq!(schedule.kind, "retry");
     }
 
     #[test]
     fn a_reset_wait_is_used_once_per_cycle() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(0, 600, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(0, 600, OnExhausted::Stop));
         let r = route(RouteState::Active, &p);
         let c = overloaded(ErrorClass::Hard, Some(60));
         let first = plan(&r, GateVerdict::Current, &c, Some(&p));
@@ -605,10 +584,10 @@ mod tests {
 
     #[test]
     fn skip_with_no_candidate_left_stops() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let mut r = route(RouteState::Active, &p);
         r.memory.excluded = vec!["b".into()];
         let plan = plan(
@@ -627,10 +606,10 @@ mod tests {
 
     #[test]
     fn a_switch_dispatches_the_next_candidate_with_a_fresh_invocation() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let r = route(RouteState::Active, &p);
         let plan = plan(
             &r,
@@ -643,23 +622,15 @@ mod tests {
         let d = plan.commit.dispatch.expect("dispatch");
         assert_eq!(d.reason, "switch");
         assert_eq!(d.candidate_id, "b");
-        assert_eq!(d.generation, plan.route.generation);
+        assert_eq!(d.generation, plan.route.generation.get());
         assert_eq!(d.invocation_id, plan.route.invocation_id);
     }
 
     #[test]
     fn a_profile_without_the_candidate_authorises_nothing() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::Active, &p);
-        let other = profile(vec![candidate(
-            "z",
-            "Gemini",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let other = profile(&[("z", "Gemini")], class_policy(3, 0, OnExhausted::Skip));
         let c = overloaded(ErrorClass::Transient, None);
         for profile in [Some(&other), None] {
             let plan = plan(&r, GateVerdict::Current, &c, profile);
@@ -671,11 +642,7 @@ mod tests {
 
     #[test]
     fn a_stale_report_changes_nothing_and_says_where_the_route_is() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::RetryWait, &p);
         let view = stale(&r);
         assert_eq!(view.kind, DecisionKind::Stale);

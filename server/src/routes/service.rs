@@ -10,7 +10,7 @@
 
 use super::error::{Result, RouteError};
 use super::machine::{self, Outcome, Trigger};
-use super::model::{attempt_to_wire, new_id, Memory, Route};
+use super::model::{attempt_to_wire, Route};
 use super::plan::{self, FailureFacts};
 use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
@@ -19,6 +19,7 @@ use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{Commit, DynStore, RouteFilter, ScheduleRow, StoreError};
+use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::route::{
     event_kind, Action, Attempt, DispatchReason, PendingKind, RouteSnapshot, RouteState, StopReason,
@@ -39,7 +40,7 @@ pub struct Routes {
 /// The shape of a transition about to be committed.
 pub(super) struct Change {
     pub route: Route,
-    pub expected: Option<i64>,
+    pub expected: Option<Generation>,
     /// The state the route leaves (`None` when it is created).
     pub from: Option<RouteState>,
     pub commit: Commit,
@@ -76,16 +77,16 @@ impl Routes {
         self.clock.now()
     }
 
-    pub async fn load(&self, id: &str) -> Result<Route> {
+    pub async fn load(&self, id: &RouteId) -> Result<Route> {
         let row = self
             .store
-            .get_route(id)
+            .get_route(id.as_str())
             .await?
             .ok_or(RouteError::NotFound("route"))?;
         Route::from_row(row).map_err(RouteError::Corrupt)
     }
 
-    pub async fn get(&self, id: &str) -> Result<RouteSnapshot> {
+    pub async fn get(&self, id: &RouteId) -> Result<RouteSnapshot> {
         Ok(self.load(id).await?.snapshot(self.now()))
     }
 
@@ -101,10 +102,10 @@ impl Routes {
             .collect()
     }
 
-    pub async fn attempts(&self, id: &str) -> Result<Vec<Attempt>> {
+    pub async fn attempts(&self, id: &RouteId) -> Result<Vec<Attempt>> {
         self.load(id).await?;
         self.store
-            .list_attempts(id)
+            .list_attempts(id.as_str())
             .await?
             .iter()
             .map(|a| attempt_to_wire(a).map_err(RouteError::Corrupt))
@@ -117,7 +118,7 @@ impl Routes {
         let now = self.now();
         change.route.updated_at = now;
         let snapshot = change.route.snapshot(now);
-        change.commit.expected_generation = change.expected;
+        change.commit.expected_generation = change.expected.map(Generation::get);
         // Only these states can leave an armed schedule or an open dispatch
         // behind; skipping the sweep elsewhere saves two statements.
         change.commit.void_pending = change.from.is_some_and(|s| {
@@ -150,7 +151,7 @@ impl Routes {
 
     /// Opens a route on a usable profile, at its first candidate.
     pub async fn create(&self, req: CreateRoute) -> Result<RouteSnapshot> {
-        let profile = self.profiles.get_usable(&req.profile_id).await?;
+        let profile = self.profiles.get_usable(req.profile_id.as_str()).await?;
         let first = profile
             .candidates
             .first()
@@ -164,26 +165,7 @@ impl Routes {
             )]));
         }
         let now = self.now();
-        let mut route = Route {
-            id: new_id("r"),
-            profile_id: profile.id.clone(),
-            caller: req.caller,
-            state: RouteState::Active,
-            generation: 1,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now,
-            updated_at: now,
-        };
-        route.move_to(0, first);
+        let route = Route::open(profile.id.clone(), req.caller, first, now);
         self.apply(
             Change {
                 route,
@@ -200,14 +182,14 @@ impl Routes {
     /// resulting transition.
     pub async fn report_failure(
         &self,
-        id: &str,
+        id: &RouteId,
         body: &serde_json::Value,
     ) -> Result<FailureAnswer> {
         let evidence = Evidence::from_json_value(body).map_err(|e| {
             RouteError::Malformed(format!("The evidence envelope could not be read: {e}."))
         })?;
         if let Some(rid) = &evidence.route_id {
-            if rid != id {
+            if id != rid.as_str() {
                 return Err(RouteError::Invalid(vec![FieldError::new(
                     "route_id",
                     FieldErrorCode::InvalidValue,
@@ -224,7 +206,7 @@ impl Routes {
             .increment(1);
         let route = self.load(id).await?;
         let gate = EffectGate {
-            generation: route.generation,
+            generation: route.generation.get(),
             invocation_id: &route.invocation_id,
             prompt_generation: route.prompt_generation,
             reported_effects: route.effects,
@@ -251,7 +233,7 @@ impl Routes {
         if gate == GateVerdict::Stale || !accepts {
             return Ok(stale_answer(classification, &route, now));
         }
-        let profile = self.profiles.get(&route.profile_id).await.ok();
+        let profile = self.profiles.get(route.profile_id.as_str()).await.ok();
         let (decision, policy) = plan::decide(&route, gate, &classification, profile.as_ref(), now);
         let plan = plan::failure(FailureFacts {
             route: &route,
@@ -291,7 +273,7 @@ impl Routes {
     /// effect for an invocation that already failed and is waiting to be
     /// retried arrived out of order: replay is no longer safe, so the route
     /// stops for a person.
-    pub async fn report_effect(&self, id: &str, report: EffectReport) -> Result<RouteSnapshot> {
+    pub async fn report_effect(&self, id: &RouteId, report: EffectReport) -> Result<RouteSnapshot> {
         if report.kind.trim().is_empty() || report.kind.len() > 64 {
             return Err(RouteError::Invalid(vec![FieldError::out_of_range(
                 "kind", "length", 1, 64,
@@ -312,7 +294,7 @@ impl Routes {
                 && report.generation < route.generation
                 && route.state.is_waiting()
             {
-                next.generation += 1;
+                next.generation = next.generation.next();
                 next.state = RouteState::ActionRequired;
                 next.pending = None;
                 next.reason = Some(StopReason::EffectAfterFailure);
@@ -348,7 +330,7 @@ impl Routes {
     /// which the answer names.
     pub async fn report_success(
         &self,
-        id: &str,
+        id: &RouteId,
         report: InvocationReport,
     ) -> Result<RouteSnapshot> {
         let route = self.load(id).await?;
@@ -363,7 +345,7 @@ impl Routes {
         };
         let mut next = route.clone();
         next.state = state;
-        next.generation += 1;
+        next.generation = next.generation.next();
         next.pending = None;
         next.reason = None;
         next.new_cycle();
@@ -416,7 +398,7 @@ impl Routes {
     }
 
     /// Retry now, skip now, cancel or stop, fenced by the expected generation.
-    pub async fn act(&self, id: &str, req: ActionRequest) -> Result<RouteSnapshot> {
+    pub async fn act(&self, id: &RouteId, req: ActionRequest) -> Result<RouteSnapshot> {
         let route = self.load(id).await?;
         let now = self.now();
         // Cancelling or stopping a stopped route changes nothing: answer
@@ -436,7 +418,7 @@ impl Routes {
             ));
         };
         let mut next = route.clone();
-        next.generation += 1;
+        next.generation = next.generation.next();
         next.pending = None;
         next.reason = None;
         next.state = state;
@@ -446,7 +428,7 @@ impl Routes {
             Action::RetryNow => {
                 if restarting {
                     next.new_cycle();
-                    let profile = self.profiles.get_usable(&route.profile_id).await?;
+                    let profile = self.profiles.get_usable(route.profile_id.as_str()).await?;
                     let index = profile
                         .candidates
                         .iter()
@@ -467,7 +449,7 @@ impl Routes {
                 if restarting {
                     next.new_cycle();
                 }
-                let profile = self.profiles.get_usable(&route.profile_id).await?;
+                let profile = self.profiles.get_usable(route.profile_id.as_str()).await?;
                 match plan::switch(&mut next, &profile, now) {
                     Some(d) => commit.dispatch = Some(d),
                     None => {
@@ -486,7 +468,7 @@ impl Routes {
     /// Fires one due schedule if its generation is still the route's.
     /// Answers whether it created a dispatch.
     pub async fn fire(&self, schedule: &ScheduleRow) -> Result<bool> {
-        let route = match self.load(&schedule.route_id).await {
+        let route = match self.load(&RouteId(schedule.route_id.clone())).await {
             Ok(r) => r,
             Err(RouteError::NotFound(_)) => {
                 self.store.void_schedule(&schedule.id).await?;
@@ -495,7 +477,7 @@ impl Routes {
             Err(e) => return Err(e),
         };
         let Some(state) = machine::next(route.state, Trigger::Deadline)
-            .filter(|_| route.generation == schedule.generation)
+            .filter(|_| route.generation == Generation(schedule.generation))
         else {
             self.store.void_schedule(&schedule.id).await?;
             return Ok(false);
@@ -503,7 +485,7 @@ impl Routes {
         let now = self.now();
         let mut next = route.clone();
         next.state = state;
-        next.generation += 1;
+        next.generation = next.generation.next();
         next.pending = None;
         next.new_invocation();
         let kind: PendingKind = schedule.kind.parse().map_err(|_| {

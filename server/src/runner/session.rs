@@ -13,6 +13,7 @@ use super::client::{Invocation, Service, ServiceError};
 use super::envelope::{envelope, Subject};
 use super::step::{awaited, decision_line, step, stopped_words, Step};
 use super::ui::{ServerClock, Ui};
+use app::ids::RouteId;
 use app::profile::{Candidate, Profile};
 use app::route::{Action, Dispatch, RouteSnapshot, RouteState};
 use std::time::Duration;
@@ -217,8 +218,8 @@ impl<L: Launcher> Session<'_, L> {
             return Ok(Next::Route(route_now));
         }
         let subject = Subject {
-            route_id: &route.id,
-            generation: d.invocation.generation,
+            route_id: route.id.as_str(),
+            generation: d.invocation.generation.get(),
             invocation_id: &d.invocation.invocation_id,
             prompt_generation: d.invocation.prompt_generation,
             agent: &candidate.agent,
@@ -258,7 +259,7 @@ impl<L: Launcher> Session<'_, L> {
 
     async fn report(
         &self,
-        route_id: &str,
+        route_id: &RouteId,
         subject: &Subject<'_>,
         end: &End,
     ) -> Result<RouteSnapshot, ServiceError> {

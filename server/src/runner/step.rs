@@ -106,6 +106,7 @@ pub fn stopped_words(route: &RouteSnapshot, page: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use app::ids::Generation;
     use app::policy::{ErrorClass, OnExhausted};
     use app::route::{Caller, CallerKind, CandidateRef, LastFailure, Pending, StopReason};
 
@@ -119,7 +120,7 @@ mod tests {
                 reference: "cli".into(),
             },
             state,
-            generation: 2,
+            generation: Generation(2),
             cycle: 1,
             candidate: CandidateRef {
                 index: 0,

@@ -25,6 +25,7 @@ mod classify_registry;
 mod fake_provider;
 mod http_events;
 mod http_profiles;
+mod routes_corrupt;
 mod routes_crash;
 mod routes_races;
 mod routes_scenarios;
