@@ -1,8 +1,8 @@
-//! The failure planner: pure functions from a route, the classified
-//! failure, the decision and the profile to the change the service
-//! commits. No I/O and no clock (`now` is an input); the service loads,
-//! calls these and commits what they return — the shape of
-//! [`crate::recovery::evaluate`].
+//! The route planner: pure functions from a route, what was reported (the
+//! classified failure and its decision, an effect, a success, a manual
+//! action) and the profile to the change the service commits. No I/O and
+//! no clock (`now` is an input); the service loads, calls these and
+//! commits what they return — the shape of [`crate::recovery::evaluate`].
 //!
 //! Order, for a current failure the state table accepts:
 //! 1. [`decide`]: the failing candidate's policy decides
@@ -14,13 +14,13 @@
 //!    when none is left), a stop or a rejection stops with its reason — plus
 //!    the append-only attempt row and the decision as the API reports it.
 //!
-//! Manual actions the state table allowed are planned the same way
-//! ([`action`]).
+//! Effect reports ([`effect`]), success ([`success`]) and manual actions
+//! the state table allowed ([`action`]) are planned the same way.
 
 use super::error::RouteError;
 use super::machine::{self, Outcome, Trigger};
 use super::model::{new_id, Memory, Route};
-use super::wire::DecisionView;
+use super::wire::{DecisionView, EffectReport};
 use crate::classify::Classification;
 use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection};
 use crate::store::{AttemptRow, Commit, DispatchRow, ScheduleRow};
@@ -218,6 +218,48 @@ pub fn stale(route: &Route) -> DecisionView {
         state: route.state,
     };
     view
+}
+
+/// The route after an effect report, or `None` when the report is about
+/// an invocation the route has left behind (nothing changes). An effect of
+/// the current invocation is counted (and its provider session kept for a
+/// resumable retry); one that arrives after that invocation failed and is
+/// waiting to be retried came out of order: replay is no longer safe, so
+/// the route stops for a person.
+pub fn effect(route: &Route, report: &EffectReport) -> Option<Route> {
+    let same_invocation = report.invocation_id == route.invocation_id
+        && report.prompt_generation == route.prompt_generation;
+    let mut next = route.clone();
+    if same_invocation && report.generation == route.generation {
+        next.effects += 1;
+        if let Some(s) = &report.provider_session_id {
+            next.provider_session_id = Some(s.chars().take(200).collect());
+        }
+        Some(next)
+    } else if same_invocation && report.generation < route.generation && route.state.is_waiting() {
+        next.generation = next.generation.next();
+        next.state = RouteState::ActionRequired;
+        next.pending = None;
+        next.reason = Some(StopReason::EffectAfterFailure);
+        Some(next)
+    } else {
+        None
+    }
+}
+
+/// The route after its current invocation succeeded (the table allowed it,
+/// to `state`): a new cycle begins, and the next prompt is a new invocation
+/// (new id, prompt generation + 1) that this one's effects do not taint.
+pub fn success(route: &Route, state: RouteState) -> Route {
+    let mut next = route.clone();
+    next.state = state;
+    next.generation = next.generation.next();
+    next.pending = None;
+    next.reason = None;
+    next.new_cycle();
+    next.new_invocation();
+    next.prompt_generation += 1;
+    next
 }
 
 /// Whether a manual `action` on `route` reads the profile: a skip always
@@ -782,5 +824,53 @@ mod tests {
         assert_eq!(next.state, RouteState::ActionRequired);
         assert_eq!(next.reason, Some(StopReason::NoEligibleCandidate));
         assert!(commit.dispatch.is_none());
+    }
+
+    #[test]
+    fn effects_count_or_stop_a_route_whose_failed_invocation_waits() {
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let active = route(RouteState::Active, &p);
+        let report = |r: &Route, generation: Generation| EffectReport {
+            generation,
+            invocation_id: r.invocation_id.clone(),
+            prompt_generation: r.prompt_generation,
+            kind: "tool_call".into(),
+            provider_session_id: Some("sess".into()),
+        };
+        let counted = effect(&active, &report(&active, active.generation)).expect("counted");
+        assert_eq!(counted.effects, 1);
+        assert_eq!(counted.generation, active.generation);
+        assert_eq!(counted.provider_session_id.as_deref(), Some("sess"));
+
+        // The invocation failed and waits for its retry: the late effect
+        // makes replay unsafe.
+        let mut waiting = active.clone();
+        waiting.state = RouteState::RetryWait;
+        waiting.generation = active.generation.next();
+        let stopped = effect(&waiting, &report(&active, active.generation)).expect("stopped");
+        assert_eq!(stopped.state, RouteState::ActionRequired);
+        assert_eq!(stopped.reason, Some(StopReason::EffectAfterFailure));
+        assert_eq!(stopped.generation, waiting.generation.next());
+
+        // About another invocation: nothing changes.
+        let mut other = report(&active, active.generation);
+        other.invocation_id = "inv_other".into();
+        assert!(effect(&active, &other).is_none());
+    }
+
+    #[test]
+    fn success_starts_a_new_cycle_and_a_new_invocation() {
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let mut r = route(RouteState::Retrying, &p);
+        r.memory.retries.insert("a/transient".into(), 2);
+        r.effects = 3;
+        let next = success(&r, RouteState::Active);
+        assert_eq!(next.state, RouteState::Active);
+        assert_eq!(next.generation, r.generation.next());
+        assert_eq!(next.cycle, r.cycle + 1);
+        assert!(next.memory.retries.is_empty());
+        assert_eq!(next.effects, 0);
+        assert_eq!(next.prompt_generation, r.prompt_generation + 1);
+        assert_ne!(next.invocation_id, r.invocation_id);
     }
 }

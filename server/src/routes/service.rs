@@ -22,7 +22,7 @@ use crate::store::{Commit, DynStore, RouteFilter, ScheduleRow, StoreError};
 use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::route::{
-    event_kind, Action, Attempt, DispatchReason, PendingKind, RouteSnapshot, RouteState, StopReason,
+    event_kind, Action, Attempt, DispatchReason, PendingKind, RouteSnapshot, RouteState,
 };
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -281,37 +281,18 @@ impl Routes {
         }
         for _ in 0..3 {
             let route = self.load(id).await?;
-            let same_invocation = report.invocation_id == route.invocation_id
-                && report.prompt_generation == route.prompt_generation;
-            let mut next = route.clone();
-            let (expected, kind) = if same_invocation && report.generation == route.generation {
-                next.effects += 1;
-                if let Some(s) = &report.provider_session_id {
-                    next.provider_session_id = Some(s.chars().take(200).collect());
-                }
-                (route.generation, event_kind::EFFECT)
-            } else if same_invocation
-                && report.generation < route.generation
-                && route.state.is_waiting()
-            {
-                next.generation = next.generation.next();
-                next.state = RouteState::ActionRequired;
-                next.pending = None;
-                next.reason = Some(StopReason::EffectAfterFailure);
-                (route.generation, event_kind::EFFECT)
-            } else {
-                // About an invocation the route has left behind.
+            let Some(next) = plan::effect(&route, &report) else {
                 return Ok(route.snapshot(self.now()));
             };
             match self
                 .apply(
                     Change {
                         route: next,
-                        expected: Some(expected),
+                        expected: Some(route.generation),
                         from: Some(route.state),
                         commit: Commit::default(),
                     },
-                    kind,
+                    event_kind::EFFECT,
                 )
                 .await
             {
@@ -343,16 +324,7 @@ impl Routes {
         let Some(state) = machine::next(route.state, Trigger::Success) else {
             return Err(self.invalid("success cannot be reported", &route));
         };
-        let mut next = route.clone();
-        next.state = state;
-        next.generation = next.generation.next();
-        next.pending = None;
-        next.reason = None;
-        next.new_cycle();
-        // The invocation is over: the next prompt is a new one, and effects
-        // of this one must not taint it.
-        next.new_invocation();
-        next.prompt_generation += 1;
+        let next = plan::success(&route, state);
         let mut commit = Commit::default();
         // Success proves the in-flight dispatch was delivered.
         if let Some(d) = self.claimed_dispatch(&route).await? {
