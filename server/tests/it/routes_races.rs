@@ -136,12 +136,12 @@ async fn timer_action_and_report_race(engine: Engine) {
             .events_after(0, Some(route.id.as_str()), 100)
             .await
             .unwrap();
-        let generations: Vec<i64> = events
+        let generations: Vec<_> = events
             .iter()
             .map(|e| {
-                serde_json::from_str::<serde_json::Value>(&e.payload).unwrap()["generation"]
-                    .as_i64()
+                serde_json::from_str::<app::route::RouteSnapshot>(&e.payload)
                     .unwrap()
+                    .generation
             })
             .collect();
         assert!(
