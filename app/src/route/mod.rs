@@ -1,6 +1,9 @@
 //! Routes on the wire: snapshots, attempts, dispatches and events, as the
-//! API returns them and the route panels render them. Shared by server and
-//! browser; no logic beyond naming.
+//! API returns them and the route panels render them, with the states and
+//! kinds they carry. Shared by server and browser. Beside them:
+//! [`decision`] (what a failure led to: decision kinds, stop reasons,
+//! outcomes) and [`machine`] (SPEC.md's state table and the manual actions
+//! it allows).
 
 pub mod decision;
 pub mod machine;
