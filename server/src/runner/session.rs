@@ -11,11 +11,12 @@
 use super::attempt::{End, Outcome, Progress};
 use super::client::{Invocation, Service, ServiceError};
 use super::envelope::{envelope, Subject};
-use super::step::{awaited, decision_line, step, stopped_words, Step};
+use super::step::{decision_line, step, Step};
 use super::ui::{ServerClock, Ui};
 use app::ids::RouteId;
 use app::profile::{Candidate, Profile};
 use app::route::{Action, Dispatch, RouteSnapshot, RouteState};
+use app::words::{awaited, stopped_words};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
