@@ -46,6 +46,18 @@ pub(super) struct Change {
     pub commit: Commit,
 }
 
+impl Change {
+    /// `next` replaces `from`, fenced by `from`'s generation.
+    pub fn after(from: &Route, next: Route, commit: Commit) -> Change {
+        Change {
+            route: next,
+            expected: Some(from.generation),
+            from: Some(from.state),
+            commit,
+        }
+    }
+}
+
 impl Routes {
     pub fn new(
         store: DynStore,
@@ -244,12 +256,7 @@ impl Routes {
             profile: profile.as_ref(),
             now,
         });
-        let change = Change {
-            route: plan.route,
-            expected: Some(route.generation),
-            from: Some(route.state),
-            commit: plan.commit,
-        };
+        let change = Change::after(&route, plan.route, plan.commit);
         match self.apply(change, event_kind::FAILURE).await {
             Ok(snapshot) => {
                 metrics::counter!("kandev_decisions_total", "decision" => plan.decision.kind.as_str())
@@ -286,12 +293,7 @@ impl Routes {
             };
             match self
                 .apply(
-                    Change {
-                        route: next,
-                        expected: Some(route.generation),
-                        from: Some(route.state),
-                        commit: Commit::default(),
-                    },
+                    Change::after(&route, next, Commit::default()),
                     event_kind::EFFECT,
                 )
                 .await
@@ -343,18 +345,7 @@ impl Routes {
         kind: &str,
     ) -> Result<RouteSnapshot> {
         let id = route.id.clone();
-        match self
-            .apply(
-                Change {
-                    route,
-                    expected: Some(from.generation),
-                    from: Some(from.state),
-                    commit,
-                },
-                kind,
-            )
-            .await
-        {
+        match self.apply(Change::after(from, route, commit), kind).await {
             Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
                 Err(RouteError::Stale(Box::new(self.get(&id).await?)))
             }
@@ -436,15 +427,7 @@ impl Routes {
         };
         let lateness = (now.timestamp_millis() - schedule.deadline).max(0) as f64 / 1000.0;
         match self
-            .apply(
-                Change {
-                    route: next,
-                    expected: Some(route.generation),
-                    from: Some(route.state),
-                    commit,
-                },
-                event_kind::FIRED,
-            )
+            .apply(Change::after(&route, next, commit), event_kind::FIRED)
             .await
         {
             Ok(_) => {
