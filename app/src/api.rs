@@ -7,9 +7,62 @@
 
 use crate::policy::FieldError;
 use crate::profile::Profile;
-use crate::route::{Attempt, RouteSnapshot};
+use crate::route::{Action, Attempt, RouteSnapshot};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// The kind of an API error (the body's `error`): what a client branches
+/// on. A kind this build does not know is kept as sent.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, strum::Display, strum::EnumString,
+)]
+#[serde(from = "String", into = "String")]
+#[strum(serialize_all = "snake_case")]
+pub enum ErrorCode {
+    /// 400: the body is not JSON, or a query parameter is malformed.
+    MalformedJson,
+    /// 422: field errors in `errors`.
+    ValidationFailed,
+    NotFound,
+    /// 409: the profile moved on; the stored one is attached.
+    StaleRevision,
+    /// 409: the route moved on; the route now is attached.
+    StaleGeneration,
+    /// 409: the state table does not allow the action now.
+    InvalidAction,
+    /// 409: a report kept losing races.
+    Conflict,
+    /// 409: the profile cannot authorise work.
+    ProfileUnusable,
+    ProfileMisconfigured,
+    AlreadyExists,
+    PayloadTooLarge,
+    Forbidden,
+    /// 503: the database cannot be written; nothing changed.
+    Unavailable,
+    Internal,
+    /// Client side: the server could not be reached.
+    Network,
+    /// Client side: an error answer without an error body.
+    HttpError,
+    #[strum(default)]
+    Other(String),
+}
+
+impl From<String> for ErrorCode {
+    fn from(s: String) -> ErrorCode {
+        match s.parse() {
+            Ok(c) => c,
+            Err(_) => ErrorCode::Other(s),
+        }
+    }
+}
+
+impl From<ErrorCode> for String {
+    fn from(c: ErrorCode) -> String {
+        c.to_string()
+    }
+}
 
 /// The error body every API failure answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,8 +70,9 @@ use std::fmt;
 pub struct ApiError {
     /// Machine-readable kind: `validation_failed`, `malformed_json`,
     /// `not_found`, `stale_revision`, `unavailable`, `payload_too_large`,
-    /// `internal`.
-    pub error: String,
+    /// `internal`, …
+    #[cfg_attr(feature = "ssr", schema(value_type = String, example = "validation_failed"))]
+    pub error: ErrorCode,
     /// A sentence a person can act on.
     pub message: String,
     /// Field errors (with `validation_failed`).
@@ -36,9 +90,9 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub fn new(error: &str, message: impl Into<String>) -> Self {
+    pub fn new(error: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
-            error: error.to_string(),
+            error,
             message: message.into(),
             errors: Vec::new(),
             profile: None,
@@ -73,7 +127,7 @@ pub type SharedBackend = std::sync::Arc<dyn Backend>;
 #[cfg(feature = "ssr")]
 fn backend() -> Result<SharedBackend, ApiError> {
     leptos::prelude::use_context::<SharedBackend>()
-        .ok_or_else(|| ApiError::new("internal", "no backend in context"))
+        .ok_or_else(|| ApiError::new(ErrorCode::Internal, "no backend in context"))
 }
 
 pub async fn list_profiles() -> Result<Vec<Profile>, ApiError> {
@@ -142,7 +196,7 @@ pub async fn route_attempts(id: String) -> Result<Vec<Attempt>, ApiError> {
 /// the authoritative route in [`ApiError::route`].
 pub async fn act_on_route(
     id: &str,
-    action: &str,
+    action: Action,
     expected_generation: i64,
 ) -> Result<RouteSnapshot, ApiError> {
     browser::send(
@@ -181,7 +235,7 @@ pub async fn delete_profile(id: &str, revision: i64) -> Result<(), ApiError> {
 
 #[cfg(feature = "hydrate")]
 mod browser {
-    use super::ApiError;
+    use super::{ApiError, ErrorCode};
     use gloo_net::http::{Request, RequestBuilder, Response};
     use serde::de::DeserializeOwned;
 
@@ -193,23 +247,26 @@ mod browser {
         resp: Result<Response, gloo_net::Error>,
     ) -> Result<T, ApiError> {
         let resp = resp.map_err(|e| {
-            ApiError::new("network", format!("The server could not be reached: {e}"))
+            ApiError::new(
+                ErrorCode::Network,
+                format!("The server could not be reached: {e}"),
+            )
         })?;
         let status = resp.status();
         if resp.ok() {
             if status == 204 {
                 return serde_json::from_value(serde_json::Value::Null)
-                    .map_err(|e| ApiError::new("internal", e.to_string()));
+                    .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()));
             }
             resp.json::<T>().await.map_err(|e| {
                 ApiError::new(
-                    "internal",
+                    ErrorCode::Internal,
                     format!("Unexpected answer from the server: {e}"),
                 )
             })
         } else {
             let mut err = resp.json::<ApiError>().await.unwrap_or_else(|_| {
-                ApiError::new("internal", format!("The server answered {status}"))
+                ApiError::new(ErrorCode::Internal, format!("The server answered {status}"))
             });
             err.status = status;
             Err(err)
@@ -249,7 +306,7 @@ mod browser {
         } else {
             builder.json(body)
         };
-        let request = request.map_err(|e| ApiError::new("internal", e.to_string()))?;
+        let request = request.map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
         read(request.send().await).await
     }
 }
@@ -258,7 +315,7 @@ mod browser {
 /// never calls these (components only write from event handlers).
 #[cfg(not(feature = "hydrate"))]
 mod browser {
-    use super::ApiError;
+    use super::{ApiError, ErrorCode};
     use serde::de::DeserializeOwned;
 
     pub fn encode(s: &str) -> String {
@@ -267,7 +324,10 @@ mod browser {
 
     #[allow(dead_code)]
     pub async fn get<T: DeserializeOwned>(_path: &str) -> Result<T, ApiError> {
-        Err(ApiError::new("internal", "only available in the browser"))
+        Err(ApiError::new(
+            ErrorCode::Internal,
+            "only available in the browser",
+        ))
     }
 
     pub async fn send<T: DeserializeOwned>(
@@ -275,6 +335,9 @@ mod browser {
         _path: &str,
         _body: &serde_json::Value,
     ) -> Result<T, ApiError> {
-        Err(ApiError::new("internal", "only available in the browser"))
+        Err(ApiError::new(
+            ErrorCode::Internal,
+            "only available in the browser",
+        ))
     }
 }

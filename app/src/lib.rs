@@ -4,7 +4,10 @@
 //! - [`policy`]: the version-1 class policy document — limits, validation,
 //!   schedule, legacy normalisation. Pure Rust, shared by server and browser.
 //! - [`profile`]: dynamic profiles on the wire and their validation.
-//! - [`route`]: route snapshots, attempts and events on the wire.
+//! - [`route`]: route snapshots, attempts and events on the wire, the
+//!   typed vocabulary (decisions, stop reasons, outcomes, dispatch and
+//!   schedule states) and SPEC.md's state table ([`route::machine`]).
+//! - [`words`]: wording for people, made from those values in one place.
 //! - [`api`]: the browser's (and server renderer's) access to the REST API.
 //! - [`pages`] and [`components`]: the Leptos UI — profile settings and the
 //!   live route panels.
@@ -18,6 +21,7 @@ pub mod pages;
 pub mod policy;
 pub mod profile;
 pub mod route;
+pub mod words;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};

@@ -96,7 +96,7 @@ async fn report_failures(s: &AppState, profile_id: &str, n: usize) -> f64 {
                     .report_failure(&route.id, &overloaded(route))
                     .await
                     .unwrap();
-                assert_eq!(answer.decision.kind, "retry");
+                assert_eq!(answer.decision.kind, app::route::DecisionKind::Retry);
             }
         }));
     }

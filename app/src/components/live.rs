@@ -106,7 +106,7 @@ pub fn browser_now() -> f64 {
 /// A time as the panels show it: in the viewer's zone in the browser
 /// (`local`), in UTC while rendering on the server.
 pub fn show_time(t: chrono::DateTime<chrono::Utc>, local: bool) -> String {
-    use super::route_words::WallTime;
+    use crate::words::WallTime;
     #[cfg(feature = "hydrate")]
     if local {
         let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(t.timestamp_millis() as f64));

@@ -8,4 +8,3 @@ pub mod live;
 pub mod policy_editor;
 pub mod route_list;
 pub mod route_panel;
-pub mod route_words;

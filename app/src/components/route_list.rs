@@ -4,9 +4,9 @@
 //! (re)connection it re-reads the list so nothing is missed.
 
 use super::live::{use_route_events, LiveIndicator};
-use super::route_words::{caller_words, is_newer, pending_words};
 use crate::api;
-use crate::route::{safe_cause, RouteSnapshot, RouteState};
+use crate::route::{RouteSnapshot, RouteState};
+use crate::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
 use leptos::prelude::*;
 use std::collections::HashMap;
 
@@ -128,7 +128,7 @@ fn RouteCard(route: RouteSnapshot, profile: Option<String>) -> impl IntoView {
             <a href=href>
                 <span class="route-card-head">
                     <strong class="route-card-title">{title}</strong>
-                    <span class="state-badge" data-state=route.state.as_str()>{route.state.describe()}</span>
+                    <span class="state-badge" data-state=route.state.as_str()>{state_words(route.state)}</span>
                 </span>
                 <span class="muted">{details.join(" · ")}</span>
                 {profile.map(|p| view! { <span class="muted route-card-profile">{format!("Profile: {p}")}</span> })}

@@ -10,10 +10,12 @@
 //! only the words; the backend fires the schedule.
 
 use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
-use super::route_words::*;
 use crate::api::{self, ApiError};
 use crate::profile::Profile;
+use crate::route::machine::valid_actions;
+use crate::route::Action;
 use crate::route::{Attempt, RouteSnapshot, RouteState};
+use crate::words::*;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -143,7 +145,7 @@ impl LiveRoute {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Notice {
-    Sending(RouteAction),
+    Sending(Action),
     Done(String),
     /// The route moved on before the action arrived.
     MovedOn(String),
@@ -171,16 +173,16 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
 
     let notice = RwSignal::new(None::<(i64, Notice)>);
     let busy = RwSignal::new(false);
-    let act = move |action: RouteAction| {
+    let act = move |action: Action| {
         let generation = live.snapshot.get_untracked().generation;
         busy.set(true);
         notice.set(Some((generation, Notice::Sending(action))));
         let id = live.id.get_value();
         leptos::task::spawn_local(async move {
-            let answer = api::act_on_route(&id, action.as_str(), generation).await;
+            let answer = api::act_on_route(&id, action, generation).await;
             let (route, message) = match answer {
                 Ok(route) => {
-                    let done = Notice::Done(action.done(&route));
+                    let done = Notice::Done(action_done(action, &route));
                     (Some(route), done)
                 }
                 Err(ApiError {
@@ -191,7 +193,7 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
                     let message = format!(
                         "The route moved on before your action arrived, so nothing was done. \
                          Above is where it is now ({}).",
-                        route.state.describe().to_lowercase()
+                        state_words(route.state).to_lowercase()
                     );
                     (Some(*route), Notice::MovedOn(message))
                 }
@@ -238,7 +240,7 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
     let reason_line = move || {
         snapshot.with(|s| {
             (s.state == RouteState::ActionRequired)
-                .then(|| s.reason.as_deref().map(reason_words))
+                .then(|| s.reason.as_ref().map(reason_words))
                 .flatten()
         })
     };
@@ -252,12 +254,12 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
                 .then_some(n)
         })
     };
-    let actions = move || valid_actions(state()).to_vec();
+    let actions = move || valid_actions(state());
 
     view! {
         <section class="panel route-panel" aria-labelledby="route-state" data-state=move || state().as_str()>
             <div class="route-state-row">
-                <h2 id="route-state" class="route-state">{move || state().describe()}</h2>
+                <h2 id="route-state" class="route-state">{move || state_words(state())}</h2>
                 <LiveIndicator connection announce=true/>
             </div>
             <dl class="route-facts">
@@ -318,14 +320,14 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
                             prop:disabled=move || busy.get()
                             on:click=move |_| act(action)
                         >
-                            {action.label()}
+                            {action_label(action)}
                         </button>
                     </For>
                 </div>
             </Show>
             <div class="route-notice" role="status" aria-label="Action result">
                 {move || visible_notice().map(|n| match n {
-                    Notice::Sending(a) => view! { <p class="status">{format!("{}…", a.label())}</p> }.into_any(),
+                    Notice::Sending(a) => view! { <p class="status">{format!("{}…", action_label(a))}</p> }.into_any(),
                     Notice::Done(m) => view! { <p class="status ok">{m}</p> }.into_any(),
                     Notice::MovedOn(m) | Notice::Problem(m) => view! { <p class="status problem">{m}</p> }.into_any(),
                 })}
@@ -380,7 +382,7 @@ fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
             <td data-label="Candidate">{attempt.candidate.label.clone()}</td>
             <td data-label="Error">
                 <span>
-                    <span class="error-cause">{crate::route::safe_cause(&attempt.code)}</span>
+                    <span class="error-cause">{safe_cause(&attempt.code)}</span>
                     " "
                     <code class="code">{attempt.code.clone()}</code>
                     " · "
@@ -401,9 +403,9 @@ fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
 }
 
 /// Actions that end automatic recovery look like it.
-fn action_class(action: RouteAction) -> &'static str {
+fn action_class(action: Action) -> &'static str {
     match action {
-        RouteAction::Cancel | RouteAction::Stop => "danger",
-        RouteAction::RetryNow | RouteAction::SkipNow => "secondary",
+        Action::Cancel | Action::Stop => "danger",
+        Action::RetryNow | Action::SkipNow => "secondary",
     }
 }

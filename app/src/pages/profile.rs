@@ -1,6 +1,6 @@
 //! `/profiles/{id}` and `/profiles/new`: the profile settings page.
 
-use crate::api::{self, ApiError};
+use crate::api::{self, ApiError, ErrorCode};
 use crate::components::candidate_row::CandidateRow;
 use crate::components::draft::{CandidateDraft, ProfileDraft};
 use crate::components::field::{Errors, FieldMessage};
@@ -74,7 +74,7 @@ pub fn NewProfilePage() -> impl IntoView {
 
 #[component]
 pub fn LoadError(error: ApiError) -> impl IntoView {
-    let title = if error.status == 404 || error.error == "not_found" {
+    let title = if error.status == 404 || error.error == ErrorCode::NotFound {
         "Profile not found"
     } else {
         "The profile could not be loaded"
@@ -164,7 +164,7 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
                         saved.revision
                     )));
                 }
-                Err(e) if e.error == "validation_failed" => {
+                Err(e) if e.error == ErrorCode::ValidationFailed => {
                     server_errors.set(e.errors.clone());
                     status.set(Status::Problem(format!(
                         "{} The server's messages are shown at the fields.",

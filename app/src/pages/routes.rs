@@ -1,10 +1,10 @@
 //! `/routes`: every recovery route, live; `/routes/{id}`: one route's panel.
 
-use crate::api::{self, ApiError};
+use crate::api::{self, ApiError, ErrorCode};
 use crate::components::route_list::{RouteFilter, RouteList};
 use crate::components::route_panel::{RoutePageData, RoutePanel};
-use crate::components::route_words::route_title;
 use crate::route::RouteSnapshot;
+use crate::words::route_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
@@ -88,7 +88,7 @@ pub fn RoutePage() -> impl IntoView {
 
 #[component]
 fn RouteLoadError(error: ApiError) -> impl IntoView {
-    let title = if error.status == 404 || error.error == "not_found" {
+    let title = if error.status == 404 || error.error == ErrorCode::NotFound {
         "Route not found"
     } else {
         "The route could not be loaded"

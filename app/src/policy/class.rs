@@ -2,11 +2,26 @@
 //! also answer `not_provider` or `unclassified`, which no policy acts on.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Every class a classification can carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ErrorClass {
     Transient,
     Hard,
@@ -15,24 +30,14 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 4] = [
-        ErrorClass::Transient,
-        ErrorClass::Hard,
-        ErrorClass::NotProvider,
-        ErrorClass::Unclassified,
-    ];
+    pub const ALL: &'static [ErrorClass] = <ErrorClass as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Transient => "transient",
-            ErrorClass::Hard => "hard",
-            ErrorClass::NotProvider => "not_provider",
-            ErrorClass::Unclassified => "unclassified",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<ErrorClass> {
-        ErrorClass::ALL.into_iter().find(|c| c.as_str() == s)
+        s.parse().ok()
     }
 
     /// The policy class that governs this error class, if any. `not_provider`
@@ -46,34 +51,35 @@ impl ErrorClass {
     }
 }
 
-impl fmt::Display for ErrorClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// The two classes a candidate configures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum PolicyClass {
     Transient,
     Hard,
 }
 
 impl PolicyClass {
-    pub const ALL: [PolicyClass; 2] = [PolicyClass::Transient, PolicyClass::Hard];
+    pub const ALL: &'static [PolicyClass] = <PolicyClass as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            PolicyClass::Transient => "transient",
-            PolicyClass::Hard => "hard",
-        }
-    }
-}
-
-impl fmt::Display for PolicyClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -119,7 +125,7 @@ mod tests {
 
     #[test]
     fn every_class_round_trips_through_its_name() {
-        for c in ErrorClass::ALL {
+        for &c in ErrorClass::ALL {
             assert_eq!(ErrorClass::parse(c.as_str()), Some(c));
             assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
         }
@@ -128,7 +134,7 @@ mod tests {
 
     #[test]
     fn both_policy_classes_have_builtin_codes() {
-        for pc in PolicyClass::ALL {
+        for &pc in PolicyClass::ALL {
             assert!(BUILTIN_CODES
                 .iter()
                 .any(|(_, c)| c.policy_class() == Some(pc)));

@@ -7,8 +7,23 @@ use super::limits::POLICY_VERSION;
 use serde::{Deserialize, Serialize};
 
 /// What to do once retries and reset waiting are used up (or disabled).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    Default,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum OnExhausted {
     /// Exclude the candidate for this route cycle and move to the next one.
     #[default]
@@ -19,18 +34,11 @@ pub enum OnExhausted {
 
 impl OnExhausted {
     pub fn as_str(self) -> &'static str {
-        match self {
-            OnExhausted::Skip => "skip",
-            OnExhausted::Stop => "stop",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<OnExhausted> {
-        match s {
-            "skip" => Some(OnExhausted::Skip),
-            "stop" => Some(OnExhausted::Stop),
-            _ => None,
-        }
+        s.parse().ok()
     }
 }
 

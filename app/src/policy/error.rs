@@ -6,8 +6,22 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Machine-readable reason of a [`FieldError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FieldErrorCode {
     /// A required field is absent.
     Required,
@@ -31,17 +45,7 @@ pub enum FieldErrorCode {
 
 impl FieldErrorCode {
     pub fn as_str(self) -> &'static str {
-        match self {
-            FieldErrorCode::Required => "required",
-            FieldErrorCode::InvalidType => "invalid_type",
-            FieldErrorCode::NotInteger => "not_integer",
-            FieldErrorCode::OutOfRange => "out_of_range",
-            FieldErrorCode::InvalidValue => "invalid_value",
-            FieldErrorCode::UnknownField => "unknown_field",
-            FieldErrorCode::UnsupportedVersion => "unsupported_version",
-            FieldErrorCode::Duplicate => "duplicate",
-            FieldErrorCode::LegacyUnmappable => "legacy_unmappable",
-        }
+        self.into()
     }
 }
 

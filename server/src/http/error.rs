@@ -4,7 +4,7 @@
 
 use crate::profiles::ProfileError;
 use crate::store::StoreError;
-use app::api::ApiError;
+use app::api::{ApiError, ErrorCode};
 use app::policy::FieldError;
 use app::profile::Profile;
 use axum::http::StatusCode;
@@ -26,7 +26,7 @@ pub enum HttpError {
     /// 409: the state table does not allow the action now.
     InvalidAction(String, Box<app::route::RouteSnapshot>),
     /// 409 for other conflicts.
-    Conflict(String, String),
+    Conflict(ErrorCode, String),
     /// 413.
     TooLarge(usize),
     /// 403: a feature that is switched off (e.g. the test clock).
@@ -58,49 +58,49 @@ impl HttpError {
 
     pub fn body(self) -> ApiError {
         match self {
-            HttpError::Malformed(m) => ApiError::new("malformed_json", m),
+            HttpError::Malformed(m) => ApiError::new(ErrorCode::MalformedJson, m),
             HttpError::Invalid(errors) => ApiError {
                 errors,
                 ..ApiError::new(
-                    "validation_failed",
+                    ErrorCode::ValidationFailed,
                     "Some fields are invalid; nothing was saved.",
                 )
             },
-            HttpError::NotFound(what) => ApiError::new("not_found", format!("{what} was not found.")),
+            HttpError::NotFound(what) => ApiError::new(ErrorCode::NotFound, format!("{what} was not found.")),
             HttpError::StaleProfile(current) => ApiError {
                 profile: Some(current),
                 ..ApiError::new(
-                    "stale_revision",
+                    ErrorCode::StaleRevision,
                     "Someone saved this profile after you loaded it; nothing was saved. Review the current version and try again.",
                 )
             },
             HttpError::StaleRoute(route) => ApiError {
                 route: Some(route),
                 ..ApiError::new(
-                    "stale_generation",
+                    ErrorCode::StaleGeneration,
                     "The route moved on before this request; nothing was changed. The current route is attached.",
                 )
             },
             HttpError::InvalidAction(m, route) => ApiError {
                 route: Some(route),
-                ..ApiError::new("invalid_action", m)
+                ..ApiError::new(ErrorCode::InvalidAction, m)
             },
-            HttpError::Conflict(kind, m) => ApiError::new(&kind, m),
+            HttpError::Conflict(kind, m) => ApiError::new(kind, m),
             HttpError::TooLarge(limit) => ApiError::new(
-                "payload_too_large",
+                ErrorCode::PayloadTooLarge,
                 format!("The request body is larger than the {limit}-byte limit."),
             ),
-            HttpError::Forbidden(m) => ApiError::new("forbidden", m),
+            HttpError::Forbidden(m) => ApiError::new(ErrorCode::Forbidden, m),
             HttpError::Unavailable(detail) => {
                 tracing::error!(%detail, "database unavailable");
                 ApiError::new(
-                    "unavailable",
+                    ErrorCode::Unavailable,
                     "The database cannot be written right now; nothing was changed. Try again shortly.",
                 )
             }
             HttpError::Internal(detail) => {
                 tracing::error!(%detail, "internal error");
-                ApiError::new("internal", "Something went wrong on the server; it has been logged.")
+                ApiError::new(ErrorCode::Internal, "Something went wrong on the server; it has been logged.")
             }
         }
     }
@@ -118,16 +118,17 @@ impl From<StoreError> for HttpError {
         match e {
             StoreError::NotFound => HttpError::NotFound("The record".into()),
             StoreError::StaleRevision { current } => HttpError::Conflict(
-                "stale_revision".into(),
+                ErrorCode::StaleRevision,
                 format!("The record changed; its revision is now {current}."),
             ),
             StoreError::StaleGeneration { current } => HttpError::Conflict(
-                "stale_generation".into(),
+                ErrorCode::StaleGeneration,
                 format!("The route moved on; its generation is now {current}."),
             ),
-            StoreError::AlreadyExists => {
-                HttpError::Conflict("already_exists".into(), "The record already exists.".into())
-            }
+            StoreError::AlreadyExists => HttpError::Conflict(
+                ErrorCode::AlreadyExists,
+                "The record already exists.".into(),
+            ),
             StoreError::Unavailable(d) => HttpError::Unavailable(d),
         }
     }
@@ -140,7 +141,7 @@ impl From<ProfileError> for HttpError {
             ProfileError::NotFound => HttpError::NotFound("The profile".into()),
             ProfileError::Stale { current } => HttpError::StaleProfile(current),
             ProfileError::Misconfigured(m) => {
-                HttpError::Conflict("profile_misconfigured".into(), m)
+                HttpError::Conflict(ErrorCode::ProfileMisconfigured, m)
             }
             ProfileError::Store(e) => e.into(),
         }

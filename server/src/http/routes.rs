@@ -9,7 +9,7 @@ use crate::routes::{
     RouteError,
 };
 use crate::store::RouteFilter;
-use app::api::ApiError;
+use app::api::{ApiError, ErrorCode};
 use app::policy::{FieldError, FieldErrorCode};
 use app::route::{Attempt, Dispatch, RouteSnapshot};
 use axum::extract::{Path, Query, State};
@@ -32,8 +32,8 @@ impl From<RouteError> for HttpError {
             RouteError::InvalidAction { message, route } => {
                 HttpError::InvalidAction(message, route)
             }
-            RouteError::Conflict(m) => HttpError::Conflict("conflict".into(), m),
-            RouteError::ProfileUnusable(m) => HttpError::Conflict("profile_unusable".into(), m),
+            RouteError::Conflict(m) => HttpError::Conflict(ErrorCode::Conflict, m),
+            RouteError::ProfileUnusable(m) => HttpError::Conflict(ErrorCode::ProfileUnusable, m),
             RouteError::Corrupt(m) => HttpError::Internal(m),
             RouteError::Store(s) => s.into(),
         }

@@ -16,33 +16,10 @@ pub use gate::{EffectGate, GateInput, GateVerdict};
 
 use crate::classify::Confidence;
 use app::policy::{retry_delay_seconds, CandidatePolicy, ErrorClass, OnExhausted, PolicyClass};
+use app::route::DecisionKind;
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
 
-/// Why a failure authorises no automatic recovery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Rejection {
-    /// Evidence for another generation or invocation: nothing changes.
-    Stale,
-    /// Unknown, low-confidence or conflicting evidence.
-    Unclassified,
-    /// Not the provider's failure (context window, tool failure, …).
-    NotProvider,
-    /// Output or tool activity may already have happened: replay is unsafe.
-    EffectUnsafe,
-}
-
-impl Rejection {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Rejection::Stale => "stale",
-            Rejection::Unclassified => "unclassified",
-            Rejection::NotProvider => "not_provider",
-            Rejection::EffectUnsafe => "effect_unsafe",
-        }
-    }
-}
+pub use app::route::Rejection;
 
 /// What the classified failure should lead to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,14 +49,26 @@ pub enum Decision {
 }
 
 impl Decision {
-    /// The wire name (`wait_for_reset`, `retry`, `skip`, `stop`, or the rejection).
-    pub fn as_str(&self) -> &'static str {
+    /// The kind the API names (`wait_for_reset`, `retry`, `skip`, `stop`,
+    /// or the rejection).
+    pub fn kind(&self) -> DecisionKind {
         match self {
-            Decision::Rejected(r) => r.as_str(),
-            Decision::WaitForReset { .. } => "wait_for_reset",
-            Decision::Retry { .. } => "retry",
-            Decision::Skip { .. } => "skip",
-            Decision::Stop { .. } => "stop",
+            Decision::Rejected(r) => (*r).into(),
+            Decision::WaitForReset { .. } => DecisionKind::WaitForReset,
+            Decision::Retry { .. } => DecisionKind::Retry,
+            Decision::Skip { .. } => DecisionKind::Skip,
+            Decision::Stop { .. } => DecisionKind::Stop,
+        }
+    }
+
+    /// The class whose policy decided (none for a rejection).
+    pub fn class(&self) -> Option<PolicyClass> {
+        match *self {
+            Decision::Rejected(_) => None,
+            Decision::WaitForReset { class, .. }
+            | Decision::Retry { class, .. }
+            | Decision::Skip { class }
+            | Decision::Stop { class } => Some(class),
         }
     }
 }

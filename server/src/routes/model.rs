@@ -1,12 +1,14 @@
 //! The typed route the service works with, and its conversion to and from
-//! the stored row and the wire snapshot.
+//! the stored rows and the wire types. Stored rows are parsed here, once:
+//! a value that does not parse is a corrupt row and answers an error,
+//! never a default.
 
 use crate::store::{AttemptRow, DispatchRow, RouteRow};
-use app::policy::{ErrorClass, PolicyClass};
+use app::policy::PolicyClass;
 use app::profile::Candidate;
 use app::route::{
-    Attempt, Caller, CallerKind, CandidateRef, Dispatch, DispatchReason, LastFailure, Pending,
-    RouteSnapshot, RouteState,
+    Attempt, Caller, CallerKind, CandidateRef, Dispatch, DispatchReason, DispatchState,
+    LastFailure, Pending, RouteSnapshot, RouteState, StopReason,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -55,7 +57,7 @@ pub struct Route {
     pub memory: Memory,
     pub pending: Option<Pending>,
     pub last_failure: Option<LastFailure>,
-    pub reason: Option<String>,
+    pub reason: Option<StopReason>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -68,6 +70,20 @@ fn parse<T: for<'de> Deserialize<'de>>(what: &str, text: &str) -> Result<T, Stri
     serde_json::from_str(text).map_err(|e| format!("stored route {what} is corrupt: {e}"))
 }
 
+/// A stored name (a state, a reason, a class) read back as its type.
+fn named<T: std::str::FromStr>(what: &str, id: &str, text: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("stored {what} `{text}` of {id} is unknown"))
+}
+
+fn candidate_ref(index: i64, id: &str, label: &str) -> CandidateRef {
+    CandidateRef {
+        index: index.max(0) as usize,
+        id: id.to_string(),
+        label: label.to_string(),
+    }
+}
+
 impl Route {
     pub fn from_row(r: RouteRow) -> Result<Route, String> {
         Ok(Route {
@@ -78,11 +94,7 @@ impl Route {
             state: RouteState::parse(&r.state).ok_or("stored route state is unknown")?,
             generation: r.generation,
             cycle: r.cycle,
-            candidate: CandidateRef {
-                index: r.candidate_index.max(0) as usize,
-                id: r.candidate_id,
-                label: r.candidate_label,
-            },
+            candidate: candidate_ref(r.candidate_index, &r.candidate_id, &r.candidate_label),
             invocation_id: r.invocation_id,
             prompt_generation: r.prompt_generation,
             effects: r.effects,
@@ -98,7 +110,7 @@ impl Route {
                 .as_deref()
                 .map(|p| parse("last failure", p))
                 .transpose()?,
-            reason: r.reason,
+            reason: r.reason.map(StopReason::from),
             created_at: from_ms(r.created_at),
             updated_at: from_ms(r.updated_at),
             id: r.id,
@@ -125,7 +137,7 @@ impl Route {
             memory: json(&self.memory),
             pending: self.pending.as_ref().map(json),
             last_failure: self.last_failure.as_ref().map(json),
-            reason: self.reason.clone(),
+            reason: self.reason.as_ref().map(StopReason::to_string),
             created_at: self.created_at.timestamp_millis(),
             updated_at: self.updated_at.timestamp_millis(),
         }
@@ -188,7 +200,7 @@ impl Route {
             candidate_label: self.candidate.label.clone(),
             caller_kind: self.caller.kind.as_str().into(),
             reason: reason.as_str().into(),
-            state: "pending".into(),
+            state: DispatchState::Pending.to_string(),
             lease_until: None,
             created_at: now.timestamp_millis(),
             claimed_at: None,
@@ -210,45 +222,44 @@ pub fn new_invocation_id(kind: CallerKind) -> String {
     })
 }
 
-pub fn dispatch_to_wire(d: &DispatchRow) -> Dispatch {
-    Dispatch {
+/// A dispatch row's state.
+pub fn dispatch_state(d: &DispatchRow) -> Result<DispatchState, String> {
+    named("dispatch state", &d.id, &d.state)
+}
+
+pub fn dispatch_to_wire(d: &DispatchRow) -> Result<Dispatch, String> {
+    Ok(Dispatch {
         id: d.id.clone(),
         route_id: d.route_id.clone(),
         generation: d.generation,
         invocation_id: d.invocation_id.clone(),
         prompt_generation: d.prompt_generation,
-        candidate: CandidateRef {
-            index: d.candidate_index.max(0) as usize,
-            id: d.candidate_id.clone(),
-            label: d.candidate_label.clone(),
-        },
-        reason: DispatchReason::parse(&d.reason).unwrap_or(DispatchReason::Retry),
+        candidate: candidate_ref(d.candidate_index, &d.candidate_id, &d.candidate_label),
+        reason: named("dispatch reason", &d.id, &d.reason)?,
         lease_until: d.lease_until.map(from_ms),
-    }
+    })
 }
 
-pub fn attempt_to_wire(a: &AttemptRow) -> Attempt {
-    Attempt {
+pub fn attempt_to_wire(a: &AttemptRow) -> Result<Attempt, String> {
+    let id = format!("attempt {} of route {}", a.seq, a.route_id);
+    Ok(Attempt {
         seq: a.seq,
         generation: a.generation,
         cycle: a.cycle,
-        candidate: CandidateRef {
-            index: a.candidate_index.max(0) as usize,
-            id: a.candidate_id.clone(),
-            label: a.candidate_label.clone(),
-        },
+        candidate: candidate_ref(a.candidate_index, &a.candidate_id, &a.candidate_label),
         invocation_id: a.invocation_id.clone(),
         code: a.code.clone(),
-        class: ErrorClass::parse(&a.class).unwrap_or(ErrorClass::Unclassified),
+        class: named("class", &id, &a.class)?,
         catalogue_version: a.catalogue_version.clone(),
         classifier_rule: a.classifier_rule.clone(),
         safe_excerpt: a.safe_excerpt.clone(),
         http_status: a.http_status.and_then(|s| u16::try_from(s).ok()),
-        policy: serde_json::from_str(&a.policy).unwrap_or(serde_json::Value::Null),
-        decision: a.decision.clone(),
+        policy: serde_json::from_str(&a.policy)
+            .map_err(|e| format!("stored policy of {id} is corrupt: {e}"))?,
+        decision: named("decision", &id, &a.decision)?,
         retry_ordinal: a.retry_ordinal.max(0) as u32,
         deadline: a.deadline.map(from_ms),
-        outcome: a.outcome.clone(),
+        outcome: named("outcome", &id, &a.outcome)?,
         created_at: from_ms(a.created_at),
-    }
+    })
 }

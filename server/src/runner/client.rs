@@ -7,9 +7,10 @@
 //! or a profile is repeated only when the request surely never arrived (the
 //! connection failed) or was refused unchanged (503).
 
-use app::api::ApiError;
+use app::api::{ApiError, ErrorCode};
+use app::policy::{ErrorClass, PolicyClass};
 use app::profile::Profile;
-use app::route::{CallerKind, Dispatch, RouteSnapshot};
+use app::route::{Action, CallerKind, DecisionKind, Dispatch, RouteOutcome, RouteSnapshot};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -48,20 +49,20 @@ impl ServiceError {
 /// The decision part of a failure answer (see `routes::DecisionView`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct DecisionReply {
-    pub kind: String,
-    pub class: Option<String>,
+    pub kind: DecisionKind,
+    pub class: Option<PolicyClass>,
     pub retry_ordinal: Option<u32>,
     pub max_retries: Option<u32>,
     pub delay_seconds: Option<u64>,
     pub deadline: Option<chrono::DateTime<chrono::Utc>>,
-    pub outcome: String,
+    pub outcome: RouteOutcome,
 }
 
 /// The classification fields the runner shows.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ClassificationReply {
     pub code: String,
-    pub class: String,
+    pub class: ErrorClass,
     pub classifier_rule: String,
     #[serde(default)]
     pub safe_excerpt: String,
@@ -223,7 +224,7 @@ impl Service {
     pub async fn act(
         &self,
         route_id: &str,
-        action: &str,
+        action: Action,
         expected_generation: i64,
     ) -> Result<RouteSnapshot> {
         self.call(
@@ -323,7 +324,7 @@ impl Service {
                     }
                     let mut error: ApiError =
                         serde_json::from_str(&text).unwrap_or_else(|_| ApiError {
-                            error: "http_error".into(),
+                            error: ErrorCode::HttpError,
                             message: text.chars().take(200).collect(),
                             errors: Vec::new(),
                             profile: None,

@@ -14,7 +14,7 @@ use super::envelope::{envelope, Subject};
 use super::step::{awaited, decision_line, step, stopped_words, Step};
 use super::ui::{ServerClock, Ui};
 use app::profile::{Candidate, Profile};
-use app::route::{Dispatch, RouteSnapshot, RouteState};
+use app::route::{Action, Dispatch, RouteSnapshot, RouteState};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -372,7 +372,11 @@ impl<L: Launcher> Session<'_, L> {
         if !route.state.is_waiting() {
             return Ending::Interrupted(Some(route));
         }
-        match self.service.act(&route.id, "stop", route.generation).await {
+        match self
+            .service
+            .act(&route.id, Action::Stop, route.generation)
+            .await
+        {
             Ok(r) => {
                 self.ui.status("interrupted: the route is stopped");
                 Ending::Interrupted(Some(r))

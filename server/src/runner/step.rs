@@ -3,8 +3,8 @@
 //! prints for them. Pure: no I/O, no clock.
 
 use super::client::FailureReply;
-use app::components::route_words::{cause, reason_words};
-use app::route::{PendingKind, RouteSnapshot, RouteState};
+use app::route::{DecisionKind, PendingKind, RouteSnapshot, RouteState};
+use app::words::{cause, reason_words, safe_cause};
 
 /// What the runner does next for a route in this state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,24 +57,25 @@ pub fn awaited(route: &RouteSnapshot) -> String {
 pub fn decision_line(reply: &FailureReply) -> String {
     let c = &reply.classification;
     let route = &reply.route;
-    let cause = cause(route).unwrap_or_else(|| app::route::safe_cause(&c.code));
-    let next = match reply.decision.kind.as_str() {
-        "retry" => format!(
+    let cause = cause(route).unwrap_or_else(|| safe_cause(&c.code));
+    let next = match reply.decision.kind {
+        DecisionKind::Retry => format!(
             "retry {} of {}",
             reply.decision.retry_ordinal.unwrap_or(0),
             reply.decision.max_retries.unwrap_or(0)
         ),
-        "wait_for_reset" => "wait for the provider's reset, then try once more".into(),
-        "skip" => match route.state {
+        DecisionKind::WaitForReset => "wait for the provider's reset, then try once more".into(),
+        DecisionKind::Skip => match route.state {
             RouteState::Switching => format!("skip to {}", route.candidate.label),
             _ => "skip, but no other candidate is left".into(),
         },
-        "stop" => "stop for a person (the candidate's policy)".into(),
-        "stale" => "ignored: the report was about an earlier attempt".into(),
-        "unclassified" => "stop: the error was not recognised".into(),
-        "not_provider" => "stop: not the provider's error".into(),
-        "effect_unsafe" => "stop: the agent already produced output or used tools".into(),
-        other => other.replace('_', " "),
+        DecisionKind::Stop => "stop for a person (the candidate's policy)".into(),
+        DecisionKind::Stale => "ignored: the report was about an earlier attempt".into(),
+        DecisionKind::Unclassified => "stop: the error was not recognised".into(),
+        DecisionKind::NotProvider => "stop: not the provider's error".into(),
+        DecisionKind::EffectUnsafe => {
+            "stop: the agent already produced output or used tools".into()
+        }
     };
     format!(
         "{cause} [{} {} · rule {}] → {next}",
@@ -86,7 +87,7 @@ pub fn decision_line(reply: &FailureReply) -> String {
 pub fn stopped_words(route: &RouteSnapshot, page: &str) -> Vec<String> {
     let reason = route
         .reason
-        .as_deref()
+        .as_ref()
         .map(reason_words)
         .unwrap_or_else(|| "Automatic recovery stopped.".into());
     let mut lines = vec![format!(
@@ -106,7 +107,7 @@ pub fn stopped_words(route: &RouteSnapshot, page: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use app::policy::{ErrorClass, OnExhausted};
-    use app::route::{Caller, CallerKind, CandidateRef, LastFailure, Pending};
+    use app::route::{Caller, CallerKind, CandidateRef, LastFailure, Pending, StopReason};
 
     fn route(state: RouteState) -> RouteSnapshot {
         let now = chrono::Utc::now();
@@ -177,7 +178,7 @@ mod tests {
             "retry 2 of 3 of Claude after Provider overloaded (529)"
         );
         let mut stopped = route(RouteState::ActionRequired);
-        stopped.reason = Some("unclassified".into());
+        stopped.reason = Some(StopReason::Unclassified);
         let lines = stopped_words(&stopped, "http://x/routes/r_1");
         assert!(lines[0].contains("not recognised"), "{lines:?}");
         assert!(lines.last().expect("hint").contains("http://x/routes/r_1"));

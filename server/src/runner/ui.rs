@@ -170,7 +170,7 @@ impl Wait {
 
     fn show(&self) {
         let left = (self.deadline - self.clock.now()).num_milliseconds();
-        let words = app::components::route_words::countdown(left);
+        let words = app::words::countdown(left);
         match &self.bar {
             Some(bar) => {
                 bar.set_position(self.total.saturating_sub(left.max(0) as u64));

@@ -12,43 +12,12 @@
 
 use crate::routes::Routes;
 use std::time::Duration;
-use tokio::sync::{broadcast, Notify};
-use tokio_util::sync::CancellationToken;
 
 /// The longest the loop sleeps without looking at the database.
 pub const POLL: Duration = Duration::from_secs(1);
 
 /// How often expired dispatch leases are looked for.
 const LEASE_CHECK: Duration = Duration::from_secs(1);
-
-/// In-process wake-ups, sent only after a commit.
-pub struct Signals {
-    /// A schedule was armed.
-    pub schedules: Notify,
-    /// A dispatch became claimable.
-    pub dispatches: Notify,
-    /// A committed event's id.
-    pub events: broadcast::Sender<i64>,
-    /// Stops the loop, long polls and event streams.
-    pub shutdown: CancellationToken,
-}
-
-impl Signals {
-    pub fn new() -> Signals {
-        Signals {
-            schedules: Notify::new(),
-            dispatches: Notify::new(),
-            events: broadcast::channel(1024).0,
-            shutdown: CancellationToken::new(),
-        }
-    }
-}
-
-impl Default for Signals {
-    fn default() -> Self {
-        Signals::new()
-    }
-}
 
 /// Restart reconciliation; answers how many routes stopped as ambiguous.
 pub async fn reconcile(routes: &Routes) -> crate::routes::Result<usize> {

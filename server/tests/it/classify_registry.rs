@@ -42,13 +42,13 @@ fn catalogue_agrees_with_the_builtin_table() {
 #[test]
 fn every_policy_class_has_codes() {
     let catalogue = Catalogue::builtin();
-    for pc in PolicyClass::ALL {
+    for &pc in PolicyClass::ALL {
         assert!(
             catalogue.codes().any(|(_, c)| c.policy_class() == Some(pc)),
             "no code for policy class {pc}"
         );
     }
-    for class in ErrorClass::ALL {
+    for &class in ErrorClass::ALL {
         assert!(
             catalogue.codes().any(|(_, c)| c == class),
             "no code for {class}"

@@ -2,10 +2,11 @@
 //! route at once (1,000 rounds per engine), and writes that fail.
 
 use crate::support::{overloaded, policy, services, start_time, Engine, TestDb};
+use app::route::{Action, StopReason};
 use app::route::{Caller, CallerKind, RouteState};
 use serde_json::json;
 use server::clock::Clock;
-use server::routes::{Action, ActionRequest, CreateRoute, EffectReport};
+use server::routes::{ActionRequest, CreateRoute, EffectReport};
 
 const ROUNDS: usize = 1_000;
 
@@ -110,12 +111,12 @@ async fn timer_action_and_report_race(engine: Engine) {
                     live.is_empty(),
                     "round {round}: no dispatch after a stop: {live:?}"
                 );
-                match final_route.reason.as_deref() {
-                    Some("cancelled_by_user") => {
+                match final_route.reason {
+                    Some(StopReason::CancelledByUser) => {
                         wins[1] += 1;
                         assert!(acted.is_ok());
                     }
-                    Some("effect_after_failure") => {
+                    Some(StopReason::EffectAfterFailure) => {
                         wins[2] += 1;
                         assert!(effect.is_ok());
                         // A cancel that arrives after the stop is the

@@ -2,14 +2,33 @@
 //! API returns them and the route panels render them. Shared by server and
 //! browser; no logic beyond naming.
 
+pub mod decision;
+pub mod machine;
+
+pub use decision::{DecisionKind, Rejection, RouteOutcome, StopReason};
+pub use machine::Action;
+
 use crate::policy::{ErrorClass, OnExhausted};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// SPEC.md's route states (plus the terminal `completed` / `cancelled`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum RouteState {
     /// The current candidate is working (or about to be prompted).
@@ -29,46 +48,14 @@ pub enum RouteState {
 }
 
 impl RouteState {
-    pub const ALL: [RouteState; 8] = [
-        RouteState::Active,
-        RouteState::RetryWait,
-        RouteState::WaitingForReset,
-        RouteState::Retrying,
-        RouteState::Switching,
-        RouteState::ActionRequired,
-        RouteState::Completed,
-        RouteState::Cancelled,
-    ];
+    pub const ALL: &'static [RouteState] = <RouteState as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            RouteState::Active => "active",
-            RouteState::RetryWait => "retry_wait",
-            RouteState::WaitingForReset => "waiting_for_reset",
-            RouteState::Retrying => "retrying",
-            RouteState::Switching => "switching",
-            RouteState::ActionRequired => "action_required",
-            RouteState::Completed => "completed",
-            RouteState::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<RouteState> {
-        RouteState::ALL.into_iter().find(|st| st.as_str() == s)
-    }
-
-    /// The state in words, for people.
-    pub fn describe(self) -> &'static str {
-        match self {
-            RouteState::Active => "Working",
-            RouteState::RetryWait => "Waiting to retry",
-            RouteState::WaitingForReset => "Waiting for the provider's reset",
-            RouteState::Retrying => "Retrying",
-            RouteState::Switching => "Switching to the next candidate",
-            RouteState::ActionRequired => "Stopped: needs you",
-            RouteState::Completed => "Completed",
-            RouteState::Cancelled => "Cancelled",
-        }
+        s.parse().ok()
     }
 
     /// States with a pending schedule (a deadline the backend owns).
@@ -77,15 +64,23 @@ impl RouteState {
     }
 }
 
-impl fmt::Display for RouteState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// Who drives the route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum CallerKind {
     Kanban,
@@ -95,24 +90,14 @@ pub enum CallerKind {
 }
 
 impl CallerKind {
-    pub const ALL: [CallerKind; 4] = [
-        CallerKind::Kanban,
-        CallerKind::Workflow,
-        CallerKind::Utility,
-        CallerKind::Office,
-    ];
+    pub const ALL: &'static [CallerKind] = <CallerKind as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            CallerKind::Kanban => "kanban",
-            CallerKind::Workflow => "workflow",
-            CallerKind::Utility => "utility",
-            CallerKind::Office => "office",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<CallerKind> {
-        CallerKind::ALL.into_iter().find(|c| c.as_str() == s)
+        s.parse().ok()
     }
 }
 
@@ -134,8 +119,22 @@ pub struct CandidateRef {
 }
 
 /// What the route does next, when it is waiting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum PendingKind {
     Retry,
@@ -144,10 +143,7 @@ pub enum PendingKind {
 
 impl PendingKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            PendingKind::Retry => "retry",
-            PendingKind::ResetWait => "reset_wait",
-        }
+        self.into()
     }
 }
 
@@ -197,7 +193,8 @@ pub struct RouteSnapshot {
     pub pending: Option<Pending>,
     pub last_failure: Option<LastFailure>,
     /// Why the route stopped, when it is `action_required`.
-    pub reason: Option<String>,
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>, example = "stopped_by_policy"))]
+    pub reason: Option<StopReason>,
     /// Candidates skipped in this cycle.
     pub excluded: Vec<String>,
     pub updated_at: DateTime<Utc>,
@@ -226,16 +223,32 @@ pub struct Attempt {
     /// The class policy in force when the decision was made.
     #[cfg_attr(feature = "ssr", schema(value_type = Object))]
     pub policy: serde_json::Value,
-    pub decision: String,
+    pub decision: DecisionKind,
     pub retry_ordinal: u32,
     pub deadline: Option<DateTime<Utc>>,
-    pub outcome: String,
+    /// Where the route went.
+    #[cfg_attr(feature = "ssr", schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00"))]
+    pub outcome: RouteOutcome,
     pub created_at: DateTime<Utc>,
 }
 
 /// Why a dispatch exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum DispatchReason {
     Retry,
@@ -245,22 +258,71 @@ pub enum DispatchReason {
 
 impl DispatchReason {
     pub fn as_str(self) -> &'static str {
-        match self {
-            DispatchReason::Retry => "retry",
-            DispatchReason::ResetRetry => "reset_retry",
-            DispatchReason::Switch => "switch",
-        }
+        self.into()
     }
 
-    pub fn parse(s: &str) -> Option<DispatchReason> {
-        [
-            DispatchReason::Retry,
-            DispatchReason::ResetRetry,
-            DispatchReason::Switch,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
+    /// The reason for the attempt a pending schedule of `kind` starts.
+    pub fn after(kind: Option<PendingKind>) -> DispatchReason {
+        match kind {
+            Some(PendingKind::ResetWait) => DispatchReason::ResetRetry,
+            _ => DispatchReason::Retry,
+        }
     }
+}
+
+/// Where a dispatch is in its life: handed out with a lease, then
+/// acknowledged; voided when its generation is left behind.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum DispatchState {
+    /// Waiting to be claimed.
+    Pending,
+    /// Handed to a caller with a lease, not yet acknowledged.
+    Claimed,
+    /// The caller delivered the prompt.
+    Acked,
+    /// Its generation was left behind.
+    Void,
+}
+
+/// Where a schedule (a durable timer row) is in its life.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ScheduleState {
+    /// Waiting for its deadline.
+    Armed,
+    /// Its deadline came and it created a dispatch.
+    Fired,
+    /// Its generation was left behind.
+    Void,
 }
 
 /// The backend telling a caller to deliver the prompt to a candidate.
@@ -308,33 +370,4 @@ pub struct RouteEvent {
     /// `route.created`, `route.failure`, `route.fired`, `route.action`, …
     pub kind: String,
     pub route: RouteSnapshot,
-}
-
-/// A plain cause written from the code: what the UI and events show
-/// instead of provider text.
-pub fn safe_cause(code: &str) -> String {
-    let text = match code {
-        "network_unavailable" => "Network unavailable",
-        "provider_unavailable" => "Provider unavailable",
-        "provider_overloaded" => "Provider overloaded",
-        "model_capacity" => "Model at capacity",
-        "rate_limited" => "Rate limited (short)",
-        "agent_transport_lost" => "Agent connection lost before any output",
-        "quota_limited" => "Usage limit reached",
-        "subscription_required" => "Subscription or credits required",
-        "auth_required" => "Login required",
-        "missing_credentials" => "Credentials missing",
-        "provider_not_configured" => "Provider not configured",
-        "model_unavailable" => "Model unavailable",
-        "context_window_exceeded" => "Context window exceeded",
-        "request_invalid" => "Invalid request",
-        "content_policy" => "Blocked by content policy",
-        "cancelled" => "Cancelled",
-        "tool_failure" => "Tool failure",
-        "local_runtime" => "Local runtime error",
-        "permission_denied" => "Permission denied",
-        "unknown" => "Unrecognised error",
-        other => return format!("Error ({})", other.replace('_', " ")),
-    };
-    text.to_string()
 }

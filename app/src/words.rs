@@ -1,70 +1,57 @@
-//! What the route panels say, as plain functions of the wire types: state,
-//! cause, retry ordinal, countdown, next outcome, history rows and the
-//! actions a state allows. Nothing here reads a clock or touches the DOM, so
-//! the server renderer and the browser word things identically and the
-//! wording is unit-tested.
+//! Wording for people, made from the typed values in one place: what the
+//! route panels (and the runner's terminal lines) say — state, cause, retry
+//! ordinal, countdown, next outcome, history rows, stop reasons and the
+//! actions a state allows. Plain functions of the wire types; nothing here
+//! reads a clock or touches the DOM, so the server renderer and the browser
+//! word things identically and the wording is unit-tested. Nothing here is
+//! parsed back.
 //!
 //! Causes are written from the stable code ([`safe_cause`]), never from
 //! provider text.
 
 use crate::policy::{describe, ClassPolicy, ErrorClass, OnExhausted};
 use crate::profile::Profile;
-use crate::route::{safe_cause, Attempt, CallerKind, PendingKind, RouteSnapshot, RouteState};
+use crate::route::{
+    Action, Attempt, CallerKind, DecisionKind, PendingKind, RouteOutcome, RouteSnapshot,
+    RouteState, StopReason,
+};
 
-/// A manual route action, as `POST /routes/{id}/actions` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RouteAction {
-    RetryNow,
-    SkipNow,
-    Cancel,
-    Stop,
-}
-
-impl RouteAction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RouteAction::RetryNow => "retry_now",
-            RouteAction::SkipNow => "skip_now",
-            RouteAction::Cancel => "cancel",
-            RouteAction::Stop => "stop",
-        }
-    }
-
-    /// The button text.
-    pub fn label(self) -> &'static str {
-        match self {
-            RouteAction::RetryNow => "Retry now",
-            RouteAction::SkipNow => "Skip now",
-            RouteAction::Cancel => "Cancel wait",
-            RouteAction::Stop => "Stop",
-        }
-    }
-
-    /// What the answer means, once the server accepted the action.
-    pub fn done(self, route: &RouteSnapshot) -> String {
-        match (self, route.state) {
-            (RouteAction::RetryNow, _) => format!("Retry of {} requested.", route.candidate.label),
-            (RouteAction::SkipNow, RouteState::Switching) => {
-                format!("Skipped to {}.", route.candidate.label)
-            }
-            (RouteAction::SkipNow, _) => {
-                "No other candidate is left to skip to; the route waits for you.".into()
-            }
-            (RouteAction::Cancel, _) => "Wait cancelled; the route waits for you.".into(),
-            (RouteAction::Stop, _) => "Stopped; the route waits for you.".into(),
-        }
+/// An action's button text.
+pub fn action_label(action: Action) -> &'static str {
+    match action {
+        Action::RetryNow => "Retry now",
+        Action::SkipNow => "Skip now",
+        Action::Cancel => "Cancel wait",
+        Action::Stop => "Stop",
     }
 }
 
-/// The actions SPEC.md's state table allows in `state` (see the server's
-/// `routes::machine`): all four while a schedule is pending; retry or skip
-/// once stopped for a person; none otherwise.
-pub fn valid_actions(state: RouteState) -> &'static [RouteAction] {
-    use RouteAction::*;
+/// What the answer means, once the server accepted the action.
+pub fn action_done(action: Action, route: &RouteSnapshot) -> String {
+    match (action, route.state) {
+        (Action::RetryNow, _) => format!("Retry of {} requested.", route.candidate.label),
+        (Action::SkipNow, RouteState::Switching) => {
+            format!("Skipped to {}.", route.candidate.label)
+        }
+        (Action::SkipNow, _) => {
+            "No other candidate is left to skip to; the route waits for you.".into()
+        }
+        (Action::Cancel, _) => "Wait cancelled; the route waits for you.".into(),
+        (Action::Stop, _) => "Stopped; the route waits for you.".into(),
+    }
+}
+
+/// The state in words.
+pub fn state_words(state: RouteState) -> &'static str {
     match state {
-        RouteState::RetryWait | RouteState::WaitingForReset => &[RetryNow, SkipNow, Cancel, Stop],
-        RouteState::ActionRequired => &[RetryNow, SkipNow],
-        _ => &[],
+        RouteState::Active => "Working",
+        RouteState::RetryWait => "Waiting to retry",
+        RouteState::WaitingForReset => "Waiting for the provider's reset",
+        RouteState::Retrying => "Retrying",
+        RouteState::Switching => "Switching to the next candidate",
+        RouteState::ActionRequired => "Stopped: needs you",
+        RouteState::Completed => "Completed",
+        RouteState::Cancelled => "Cancelled",
     }
 }
 
@@ -129,9 +116,11 @@ pub fn retry_words(route: &RouteSnapshot, newest: Option<&Attempt>) -> Option<St
             && a.cycle == route.cycle
             && a.candidate.id == route.candidate.id
     })?;
-    match a.decision.as_str() {
-        "retry" => Some(format!("{} in progress", decision_words(a))),
-        "wait_for_reset" => Some("The try after the provider's reset is in progress".into()),
+    match a.decision {
+        DecisionKind::Retry => Some(format!("{} in progress", decision_words(a))),
+        DecisionKind::WaitForReset => {
+            Some("The try after the provider's reset is in progress".into())
+        }
         _ => None,
     }
 }
@@ -165,29 +154,33 @@ pub fn next_outcome(route: &RouteSnapshot, profile: Option<&Profile>) -> String 
     }
 }
 
-/// Why a route stopped for a person, from the server's reason code.
-pub fn reason_words(reason: &str) -> String {
+/// Why a route stopped for a person.
+pub fn reason_words(reason: &StopReason) -> String {
     match reason {
-        "unclassified" => "The error was not recognised, so automatic recovery stopped.".into(),
-        "not_provider" => {
+        StopReason::Unclassified => {
+            "The error was not recognised, so automatic recovery stopped.".into()
+        }
+        StopReason::NotProvider => {
             "The error is not the provider's (the task, a tool or the request); its owner handles it."
                 .into()
         }
-        "effect_unsafe" | "effect_after_failure" => {
+        StopReason::EffectUnsafe | StopReason::EffectAfterFailure => {
             "The agent had already produced output or used tools; repeating the prompt could repeat its effects."
                 .into()
         }
-        "stale" => "The report did not match the current attempt.".into(),
-        "stopped_by_policy" => "The candidate's policy says stop for this error.".into(),
-        "no_eligible_candidate" => "No other candidate is left in this cycle.".into(),
-        "profile_changed" => "The profile no longer has this candidate.".into(),
-        "cancelled_by_user" => "The wait was cancelled.".into(),
-        "stopped_by_user" => "Someone stopped the route.".into(),
-        "ambiguous_dispatch" => {
+        StopReason::Stale => "The report did not match the current attempt.".into(),
+        StopReason::StoppedByPolicy => "The candidate's policy says stop for this error.".into(),
+        StopReason::NoEligibleCandidate => "No other candidate is left in this cycle.".into(),
+        StopReason::ProfileChanged => "The profile no longer has this candidate.".into(),
+        StopReason::CancelledByUser => "The wait was cancelled.".into(),
+        StopReason::StoppedByUser => "Someone stopped the route.".into(),
+        StopReason::AmbiguousDispatch => {
             "A retry may or may not have reached the agent, so it is not repeated automatically."
                 .into()
         }
-        other => format!("Automatic recovery stopped ({}).", other.replace('_', " ")),
+        StopReason::Other(other) => {
+            format!("Automatic recovery stopped ({}).", other.replace('_', " "))
+        }
     }
 }
 
@@ -281,34 +274,33 @@ impl WallTime {
 /// The decision of one attempt, in words.
 pub fn decision_words(a: &Attempt) -> String {
     let max = policy_of(a).map(|p| p.retry.max_retries).unwrap_or(0);
-    match a.decision.as_str() {
-        "retry" if max > 0 => format!("Retry {} of {max}", a.retry_ordinal),
-        "retry" => "Retry".into(),
-        "wait_for_reset" => "Wait for the reset".into(),
-        "skip" => "Skip".into(),
-        "stop" => "Stop".into(),
-        "unclassified" => "Stop: not recognised".into(),
-        "not_provider" => "Stop: not the provider's".into(),
-        "effect_unsafe" => "Stop: unsafe to repeat".into(),
-        "stale" => "Ignored: stale report".into(),
-        other => other.replace('_', " "),
+    match a.decision {
+        DecisionKind::Retry if max > 0 => format!("Retry {} of {max}", a.retry_ordinal),
+        DecisionKind::Retry => "Retry".into(),
+        DecisionKind::WaitForReset => "Wait for the reset".into(),
+        DecisionKind::Skip => "Skip".into(),
+        DecisionKind::Stop => "Stop".into(),
+        DecisionKind::Unclassified => "Stop: not recognised".into(),
+        DecisionKind::NotProvider => "Stop: not the provider's".into(),
+        DecisionKind::EffectUnsafe => "Stop: unsafe to repeat".into(),
+        DecisionKind::Stale => "Ignored: stale report".into(),
     }
 }
 
-/// Where an attempt's decision led, from the server's outcome label
-/// ("retry_wait until …", "switching to Codex", "action_required: …").
-pub fn outcome_words(outcome: &str) -> String {
-    if let Some(label) = outcome.strip_prefix("switching to ") {
-        return format!("Switched to {label}");
-    }
-    if outcome.starts_with("unchanged") {
-        return "Unchanged".into();
-    }
-    let state = outcome.split([' ', ':']).next().and_then(RouteState::parse);
-    match state {
-        Some(RouteState::ActionRequired) => "Stopped for a person".into(),
-        Some(s) => s.describe().to_string(),
-        None => outcome.replace('_', " "),
+/// Where an attempt's decision led.
+pub fn outcome_words(outcome: &RouteOutcome) -> String {
+    match outcome {
+        RouteOutcome::Switching { to } => format!("Switched to {to}"),
+        RouteOutcome::Unchanged { .. } => "Unchanged".into(),
+        RouteOutcome::Stopped(_)
+        | RouteOutcome::In(RouteState::ActionRequired)
+        | RouteOutcome::Waiting {
+            state: RouteState::ActionRequired,
+            ..
+        } => "Stopped for a person".into(),
+        RouteOutcome::In(state) | RouteOutcome::Waiting { state, .. } => {
+            state_words(*state).to_string()
+        }
     }
 }
 
@@ -331,6 +323,35 @@ pub fn policy_words(a: &Attempt) -> String {
         ),
         (None, _) => "None: no policy applies to this class".into(),
     }
+}
+
+/// A plain cause written from the code: what the UI and events show
+/// instead of provider text.
+pub fn safe_cause(code: &str) -> String {
+    let text = match code {
+        "network_unavailable" => "Network unavailable",
+        "provider_unavailable" => "Provider unavailable",
+        "provider_overloaded" => "Provider overloaded",
+        "model_capacity" => "Model at capacity",
+        "rate_limited" => "Rate limited (short)",
+        "agent_transport_lost" => "Agent connection lost before any output",
+        "quota_limited" => "Usage limit reached",
+        "subscription_required" => "Subscription or credits required",
+        "auth_required" => "Login required",
+        "missing_credentials" => "Credentials missing",
+        "provider_not_configured" => "Provider not configured",
+        "model_unavailable" => "Model unavailable",
+        "context_window_exceeded" => "Context window exceeded",
+        "request_invalid" => "Invalid request",
+        "content_policy" => "Blocked by content policy",
+        "cancelled" => "Cancelled",
+        "tool_failure" => "Tool failure",
+        "local_runtime" => "Local runtime error",
+        "permission_denied" => "Permission denied",
+        "unknown" => "Unrecognised error",
+        other => return format!("Error ({})", other.replace('_', " ")),
+    };
+    text.to_string()
 }
 
 #[cfg(test)]
@@ -420,7 +441,7 @@ mod tests {
         }
     }
 
-    fn attempt(excerpt: &str, decision: &str, policy: serde_json::Value) -> Attempt {
+    fn attempt(excerpt: &str, decision: DecisionKind, policy: serde_json::Value) -> Attempt {
         Attempt {
             seq: 1,
             generation: 1,
@@ -434,32 +455,14 @@ mod tests {
             safe_excerpt: excerpt.into(),
             http_status: None,
             policy,
-            decision: decision.into(),
+            decision,
             retry_ordinal: 2,
             deadline: None,
-            outcome: "retry_wait until 2026-11-30T12:00:05+00:00".into(),
+            outcome: RouteOutcome::Waiting {
+                state: RouteState::RetryWait,
+                until: t("2026-11-30T12:00:05Z"),
+            },
             created_at: t("2026-11-30T12:00:00Z"),
-        }
-    }
-
-    #[test]
-    fn actions_follow_the_state_table() {
-        use RouteAction::*;
-        for s in [RouteState::RetryWait, RouteState::WaitingForReset] {
-            assert_eq!(valid_actions(s), &[RetryNow, SkipNow, Cancel, Stop]);
-        }
-        assert_eq!(
-            valid_actions(RouteState::ActionRequired),
-            &[RetryNow, SkipNow]
-        );
-        for s in [
-            RouteState::Active,
-            RouteState::Retrying,
-            RouteState::Switching,
-            RouteState::Completed,
-            RouteState::Cancelled,
-        ] {
-            assert!(valid_actions(s).is_empty(), "{s}");
         }
     }
 
@@ -497,7 +500,7 @@ mod tests {
             "wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
             "on_exhausted": "skip"
         });
-        let mut a = attempt("HTTP 529: Overloaded", "retry", policy);
+        let mut a = attempt("HTTP 529: Overloaded", DecisionKind::Retry, policy);
         a.candidate.id = "a".into();
         let mut r = route(RouteState::Retrying);
         assert_eq!(
@@ -584,28 +587,31 @@ mod tests {
             "wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
             "on_exhausted": "skip"
         });
-        let a = attempt("HTTP 529: Overloaded", "retry", policy);
+        let a = attempt("HTTP 529: Overloaded", DecisionKind::Retry, policy);
         assert_eq!(decision_words(&a), "Retry 2 of 3");
         assert_eq!(
             policy_words(&a),
             "Transient: Retry after 5 s, 10 s, 20 s, then skip to the next candidate."
         );
         assert_eq!(outcome_words(&a.outcome), "Waiting to retry");
-        assert_eq!(outcome_words("switching to Codex"), "Switched to Codex");
         assert_eq!(
-            outcome_words("action_required: unclassified"),
+            outcome_words(&RouteOutcome::Switching { to: "Codex".into() }),
+            "Switched to Codex"
+        );
+        assert_eq!(
+            outcome_words(&RouteOutcome::Stopped(StopReason::Unclassified)),
             "Stopped for a person"
         );
-        let u = attempt("zz", "unclassified", serde_json::Value::Null);
+        let u = attempt("zz", DecisionKind::Unclassified, serde_json::Value::Null);
         assert_eq!(decision_words(&u), "Stop: not recognised");
         assert_eq!(policy_words(&u), "None: no policy applies to this class");
     }
 
     #[test]
     fn reasons_are_sentences() {
-        assert!(reason_words("unclassified").contains("not recognised"));
+        assert!(reason_words(&StopReason::Unclassified).contains("not recognised"));
         assert_eq!(
-            reason_words("something_new"),
+            reason_words(&StopReason::Other("something_new".into())),
             "Automatic recovery stopped (something new)."
         );
     }

@@ -11,8 +11,66 @@
 //!   `skip_now` (→ `switching`) start a new route cycle; `cancel` and `stop`
 //!   leave it as it is (idempotent).
 //! - `retry_now` while waiting fires the pending attempt early (→ `retrying`).
+//!
+//! Shared by the server, which commits only what [`next`] allows, and the
+//! browser, which offers only the [`Action`]s [`valid_actions`] derives
+//! from the same table.
 
-use app::route::RouteState;
+use super::RouteState;
+use serde::{Deserialize, Serialize};
+use strum::VariantArray;
+
+/// A manual route action, as `POST /routes/{id}/actions` names it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum Action {
+    RetryNow,
+    SkipNow,
+    Cancel,
+    Stop,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// The trigger this action is in the state table.
+    pub fn trigger(self) -> Trigger {
+        match self {
+            Action::RetryNow => Trigger::RetryNow,
+            Action::SkipNow => Trigger::SkipNow,
+            Action::Cancel => Trigger::Cancel,
+            Action::Stop => Trigger::Stop,
+        }
+    }
+}
+
+/// The actions worth offering in `state`: those the table allows and that
+/// move the route. (`cancel` and `stop` of a stopped route are allowed,
+/// being idempotent, but change nothing.)
+pub fn valid_actions(state: RouteState) -> Vec<Action> {
+    Action::VARIANTS
+        .iter()
+        .copied()
+        .filter(|a| next(state, a.trigger()).is_some_and(|to| to != state))
+        .collect()
+}
 
 /// What the route is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,5 +206,31 @@ mod tests {
         assert_eq!(next(ActionRequired, Trigger::SkipNow), Some(Switching));
         assert_eq!(next(ActionRequired, Trigger::Cancel), Some(ActionRequired));
         assert_eq!(next(ActionRequired, Trigger::Failure(Outcome::Retry)), None);
+    }
+
+    #[test]
+    fn actions_follow_the_state_table() {
+        use Action::*;
+        for s in [RouteState::RetryWait, RouteState::WaitingForReset] {
+            assert_eq!(valid_actions(s), &[RetryNow, SkipNow, Cancel, Stop]);
+        }
+        assert_eq!(
+            valid_actions(RouteState::ActionRequired),
+            &[RetryNow, SkipNow]
+        );
+        for s in [
+            RouteState::Active,
+            RouteState::Retrying,
+            RouteState::Switching,
+            RouteState::Completed,
+            RouteState::Cancelled,
+        ] {
+            assert!(valid_actions(s).is_empty(), "{s}");
+        }
+    }
+
+    #[test]
+    fn action_names_agree_with_serde() {
+        crate::route::decision::tests::names_agree::<Action>();
     }
 }

@@ -1,0 +1,161 @@
+//! Dispatches: claiming them with a lease (long-polling for one to come
+//! due), acknowledging delivery, and the ambiguity rule — a dispatch that
+//! was claimed but never acknowledged may or may not have reached the
+//! agent, so its route stops for a person and nothing is repeated.
+
+use super::error::{Result, RouteError};
+use super::machine::{self, Trigger};
+use super::model::{dispatch_state, dispatch_to_wire, Route};
+use super::wire::{ClaimRequest, MAX_CLAIM_WAIT_SECONDS, MAX_LEASE_SECONDS};
+use super::Routes;
+use crate::store::{ClaimFilter, Commit, DispatchRow};
+use app::policy::FieldError;
+use app::route::{event_kind, Dispatch, DispatchReason, DispatchState, RouteSnapshot, StopReason};
+use chrono::{DateTime, Utc};
+
+/// The most dispatches one claim hands out.
+const CLAIM_BATCH: i64 = 32;
+
+impl Routes {
+    pub(super) async fn claimed_dispatch(&self, route: &Route) -> Result<Option<DispatchRow>> {
+        for d in self.store.list_dispatches(&route.id).await? {
+            let claimed =
+                dispatch_state(&d).map_err(RouteError::Corrupt)? == DispatchState::Claimed;
+            if claimed && d.generation == route.generation {
+                return Ok(Some(d));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Claims due dispatches with a lease, waiting up to `wait_seconds` for one.
+    pub async fn claim(&self, req: ClaimRequest) -> Result<Vec<Dispatch>> {
+        let mut errors = Vec::new();
+        if !(1..=MAX_LEASE_SECONDS).contains(&req.lease_seconds) {
+            errors.push(FieldError::out_of_range(
+                "lease_seconds",
+                "lease (seconds)",
+                1,
+                MAX_LEASE_SECONDS as u64,
+            ));
+        }
+        if req.wait_seconds > MAX_CLAIM_WAIT_SECONDS {
+            errors.push(FieldError::out_of_range(
+                "wait_seconds",
+                "wait (seconds)",
+                0,
+                MAX_CLAIM_WAIT_SECONDS as u64,
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(RouteError::Invalid(errors));
+        }
+        let filter = ClaimFilter {
+            route_id: req.route_id.clone(),
+            caller_kind: req.caller_kind.map(|k| k.as_str().to_string()),
+            limit: CLAIM_BATCH,
+        };
+        // Long-polling waits in real time: it is how long a client holds a
+        // connection, not a recovery deadline.
+        let give_up =
+            tokio::time::Instant::now() + std::time::Duration::from_secs(req.wait_seconds as u64);
+        loop {
+            let notified = self.signals.dispatches.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let now = self.now();
+            let lease_until = now + chrono::Duration::seconds(req.lease_seconds as i64);
+            let rows = self
+                .store
+                .claim_dispatches(
+                    &filter,
+                    now.timestamp_millis(),
+                    lease_until.timestamp_millis(),
+                )
+                .await?;
+            if !rows.is_empty() || tokio::time::Instant::now() >= give_up {
+                return rows
+                    .iter()
+                    .map(|d| dispatch_to_wire(d).map_err(RouteError::Corrupt))
+                    .collect();
+            }
+            tokio::select! {
+                _ = notified => {}
+                _ = tokio::time::sleep_until(give_up) => {}
+                _ = self.signals.shutdown.cancelled() => return Ok(Vec::new()),
+            }
+        }
+    }
+
+    /// The caller delivered the prompt of a claimed dispatch.
+    pub async fn acknowledge(&self, dispatch_id: &str, generation: i64) -> Result<RouteSnapshot> {
+        let d = self
+            .store
+            .get_dispatch(dispatch_id)
+            .await?
+            .ok_or(RouteError::NotFound("dispatch"))?;
+        let route = self.load(&d.route_id).await?;
+        let wire = dispatch_to_wire(&d).map_err(RouteError::Corrupt)?;
+        let state = dispatch_state(&d).map_err(RouteError::Corrupt)?;
+        if state == DispatchState::Acked && d.generation == generation {
+            return Ok(route.snapshot(self.now()));
+        }
+        if generation != d.generation || route.generation != d.generation {
+            return Err(RouteError::Stale(Box::new(route.snapshot(self.now()))));
+        }
+        if state != DispatchState::Claimed {
+            return Err(RouteError::InvalidAction {
+                message: format!("the dispatch is {state}, not claimed"),
+                route: Box::new(route.snapshot(self.now())),
+            });
+        }
+        let mut next = route.clone();
+        if wire.reason == DispatchReason::Switch {
+            if let Some(state) = machine::next(route.state, Trigger::SwitchAcknowledged) {
+                next.state = state;
+            }
+        }
+        let commit = Commit {
+            ack_dispatch: Some((d.id.clone(), self.now().timestamp_millis())),
+            ..Commit::default()
+        };
+        self.apply_fenced(&route, next, commit, event_kind::DISPATCH_ACKED)
+            .await
+    }
+
+    /// Claimed dispatches that were never acknowledged are ambiguous: the
+    /// prompt may or may not have reached the agent. Their routes stop for a
+    /// person; nothing is re-dispatched. With `lease_expired_before`, only
+    /// dispatches whose lease ran out; without, all (at start-up).
+    pub async fn stop_ambiguous(
+        &self,
+        lease_expired_before: Option<DateTime<Utc>>,
+    ) -> Result<usize> {
+        let claimed = self
+            .store
+            .claimed_dispatches(lease_expired_before.map(|t| t.timestamp_millis()))
+            .await?;
+        let mut stopped = 0;
+        for d in claimed {
+            let route = self.load(&d.route_id).await?;
+            let Some(state) = machine::next(route.state, Trigger::AmbiguousDispatch)
+                .filter(|_| route.generation == d.generation)
+            else {
+                continue;
+            };
+            let mut next = route.clone();
+            next.state = state;
+            next.generation += 1;
+            next.reason = Some(StopReason::AmbiguousDispatch);
+            match self
+                .apply_fenced(&route, next, Commit::default(), event_kind::AMBIGUOUS)
+                .await
+            {
+                Ok(_) => stopped += 1,
+                Err(RouteError::Stale(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(stopped)
+    }
+}

@@ -1,0 +1,86 @@
+//! The route API's request and answer bodies that are the server's own
+//! (snapshots, attempts and dispatches are shared with the browser in
+//! `app::route`).
+
+use crate::classify::Classification;
+use app::policy::PolicyClass;
+use app::route::{Action, Caller, CallerKind, DecisionKind, RouteOutcome, RouteSnapshot};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// `POST /routes` body.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRoute {
+    pub profile_id: String,
+    pub caller: Caller,
+}
+
+/// Identity of the invocation a report is about.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InvocationReport {
+    pub generation: i64,
+    pub invocation_id: String,
+    pub prompt_generation: i64,
+}
+
+/// `POST /routes/{id}/effects` body: the agent produced output or touched tools.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EffectReport {
+    pub generation: i64,
+    pub invocation_id: String,
+    pub prompt_generation: i64,
+    /// `agent_message_chunk`, `tool_call`, `tool_call_update`, `partial_result`, …
+    pub kind: String,
+    /// The provider-native session, for resumable retries.
+    #[serde(default)]
+    pub provider_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActionRequest {
+    pub action: Action,
+    pub expected_generation: i64,
+}
+
+/// The decision as the API reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct DecisionView {
+    pub kind: DecisionKind,
+    #[schema(value_type = Option<String>, example = "transient")]
+    pub class: Option<PolicyClass>,
+    pub retry_ordinal: Option<u32>,
+    pub max_retries: Option<u32>,
+    pub delay_seconds: Option<u64>,
+    pub deadline: Option<DateTime<Utc>>,
+    /// Where the route went: its state, or why nothing changed.
+    #[schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00")]
+    pub outcome: RouteOutcome,
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct FailureAnswer {
+    #[schema(value_type = Object)]
+    pub classification: Classification,
+    pub decision: DecisionView,
+    pub route: RouteSnapshot,
+}
+
+/// `POST /dispatches/claim` body.
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRequest {
+    #[serde(default)]
+    pub route_id: Option<String>,
+    #[serde(default)]
+    pub caller_kind: Option<CallerKind>,
+    pub lease_seconds: u32,
+    #[serde(default)]
+    pub wait_seconds: u32,
+}
+
+pub const MAX_LEASE_SECONDS: u32 = 3_600;
+pub const MAX_CLAIM_WAIT_SECONDS: u32 = 60;
