@@ -6,6 +6,7 @@
 //! [`Backend`] the server provides as context — no HTTP round trip to itself.
 
 use crate::circuit::CircuitList;
+use crate::ids::Generation;
 use crate::policy::FieldError;
 use crate::profile::Profile;
 use crate::route::{Action, Attempt, RouteSnapshot};
@@ -50,20 +51,7 @@ pub enum ErrorCode {
     Other(String),
 }
 
-impl From<String> for ErrorCode {
-    fn from(s: String) -> ErrorCode {
-        match s.parse() {
-            Ok(c) => c,
-            Err(_) => ErrorCode::Other(s),
-        }
-    }
-}
-
-impl From<ErrorCode> for String {
-    fn from(c: ErrorCode) -> String {
-        c.to_string()
-    }
-}
+open_wire_names!(ErrorCode);
 
 /// The error body every API failure answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -212,7 +200,7 @@ pub async fn list_circuits() -> Result<CircuitList, ApiError> {
 pub async fn act_on_route(
     id: &str,
     action: Action,
-    expected_generation: i64,
+    expected_generation: Generation,
 ) -> Result<RouteSnapshot, ApiError> {
     browser::send(
         "POST",

@@ -4,9 +4,11 @@
 //! browser runs, so a profile the form accepts is a profile the server
 //! accepts.
 
+use crate::ids::ProfileId;
 use crate::policy::class::builtin_class_of;
 use crate::policy::limits::*;
-use crate::policy::validate::{read_candidate_policy, Errors, Obj};
+use crate::policy::reader::{Errors, Obj};
+use crate::policy::validate::read_candidate_policy;
 use crate::policy::{
     describe, retry_schedule, CandidatePolicy, ErrorClass, FieldError, FieldErrorCode,
 };
@@ -45,7 +47,8 @@ pub struct ConfigurationError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Profile {
-    pub id: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub id: ProfileId,
     pub name: String,
     /// Increases by one on every update; `PUT` must send the one it read.
     pub revision: i64,
@@ -86,6 +89,35 @@ pub struct ProfileDraft {
     pub candidates: Vec<Candidate>,
     /// The revision an update was based on (`None` on create).
     pub revision: Option<i64>,
+}
+
+// The shape `read_profile` reads, for the OpenAPI document: the reader
+// walks the JSON itself so that it can address every problem to its field.
+/// A profile as clients send it to create, update or validate. `revision`
+/// is required on update; candidate `id`s are optional on create.
+#[cfg(feature = "ssr")]
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ProfileWrite {
+    pub name: String,
+    pub revision: Option<i64>,
+    pub candidates: Vec<CandidateWrite>,
+}
+
+/// A candidate as clients send it. Without `policy`, both classes skip
+/// immediately.
+#[cfg(feature = "ssr")]
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CandidateWrite {
+    pub id: Option<String>,
+    pub label: String,
+    pub agent: String,
+    pub provider_id: Option<String>,
+    pub model_id: Option<String>,
+    pub profile_ref: Option<String>,
+    /// A non-secret name of the provider account (`team-a`): candidates
+    /// naming the same one share its circuit.
+    pub account_ref: Option<String>,
+    pub policy: Option<CandidatePolicy>,
 }
 
 /// What the request is for: updates must carry the revision they read.

@@ -326,6 +326,78 @@ pub fn policy_words(a: &Attempt) -> String {
     }
 }
 
+// The runner's terminal lines: lower-case phrases that continue a sentence.
+
+/// Where a decision sends the route, for the runner's line about a failure
+/// answer: "retry 2 of 3", "skip to Codex", "stop: not the provider's error".
+pub fn decision_next(
+    kind: DecisionKind,
+    retry_ordinal: Option<u32>,
+    max_retries: Option<u32>,
+    route: &RouteSnapshot,
+) -> String {
+    match kind {
+        DecisionKind::Retry => format!(
+            "retry {} of {}",
+            retry_ordinal.unwrap_or(0),
+            max_retries.unwrap_or(0)
+        ),
+        DecisionKind::WaitForReset => "wait for the provider's reset, then try once more".into(),
+        DecisionKind::Skip => match route.state {
+            RouteState::Switching => format!("skip to {}", route.candidate.label),
+            _ => "skip, but no other candidate is left".into(),
+        },
+        DecisionKind::Stop => "stop for a person (the candidate's policy)".into(),
+        DecisionKind::Stale => "ignored: the report was about an earlier attempt".into(),
+        DecisionKind::Unclassified => "stop: the error was not recognised".into(),
+        DecisionKind::NotProvider => "stop: not the provider's error".into(),
+        DecisionKind::EffectUnsafe => {
+            "stop: the agent already produced output or used tools".into()
+        }
+    }
+}
+
+/// What a waiting route waits for: "retry 2 of 3 of Claude Code (Sonnet)
+/// after Provider overloaded (529)".
+pub fn awaited(route: &RouteSnapshot) -> String {
+    let after = cause(route)
+        .map(|c| format!(" after {c}"))
+        .unwrap_or_default();
+    let who = &route.candidate.label;
+    match (route.state, &route.pending) {
+        (RouteState::RetryWait, Some(p)) if p.kind == PendingKind::Retry => format!(
+            "retry {} of {} of {who}{after}",
+            p.retry_ordinal, p.max_retries
+        ),
+        (RouteState::WaitingForReset, _) | (_, Some(_)) => {
+            format!("{who}'s provider reset{after}, then one more try")
+        }
+        (RouteState::Switching, _) => format!("the switch to {who}{after}"),
+        (RouteState::Retrying, _) => format!("the retry of {who} to be handed out"),
+        _ => who.to_string(),
+    }
+}
+
+/// Why the route stopped, and what a person can do.
+pub fn stopped_words(route: &RouteSnapshot, page: &str) -> Vec<String> {
+    let reason = route
+        .reason
+        .as_ref()
+        .map(reason_words)
+        .unwrap_or_else(|| "Automatic recovery stopped.".into());
+    let mut lines = vec![format!(
+        "stopped for a person on {}: {reason}",
+        route.candidate.label
+    )];
+    if let Some(c) = cause(route) {
+        lines.push(format!("last error: {c}"));
+    }
+    lines.push(format!(
+        "open {page} to retry the same candidate, skip to the next one, or leave it stopped"
+    ));
+    lines
+}
+
 /// A plain cause written from the code: what the UI and events show
 /// instead of provider text.
 pub fn safe_cause(code: &str) -> String {
@@ -453,6 +525,7 @@ pub fn circuit_hold_words(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::Generation;
     use crate::policy::CandidatePolicy;
     use crate::profile::Candidate;
     use crate::route::{Caller, CandidateRef, LastFailure, Pending};
@@ -471,7 +544,7 @@ mod tests {
                 reference: "task-1".into(),
             },
             state,
-            generation: 2,
+            generation: Generation(2),
             cycle: 1,
             candidate: CandidateRef {
                 index: 0,
@@ -542,7 +615,7 @@ mod tests {
     fn attempt(excerpt: &str, decision: DecisionKind, policy: serde_json::Value) -> Attempt {
         Attempt {
             seq: 1,
-            generation: 1,
+            generation: Generation(1),
             cycle: 1,
             candidate: CandidateRef::default(),
             invocation_id: "inv".into(),
@@ -674,7 +747,7 @@ mod tests {
         assert!(is_newer(&b, &a));
         assert!(!is_newer(&a, &b));
         let mut c = a.clone();
-        c.generation = 1;
+        c.generation = Generation(1);
         c.updated_at = t("2026-11-30T13:00:00Z");
         assert!(!is_newer(&c, &a));
     }

@@ -12,6 +12,7 @@
 use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
 use crate::api::{self, ApiError};
 use crate::circuit::CircuitView;
+use crate::ids::Generation;
 use crate::profile::Profile;
 use crate::route::machine::valid_actions;
 use crate::route::Action;
@@ -36,7 +37,7 @@ impl RoutePageData {
     pub async fn load(id: String) -> Result<RoutePageData, ApiError> {
         let route = api::get_route(id.clone()).await?;
         let attempts = api::route_attempts(id).await?;
-        let profile = api::get_profile(route.profile_id.clone()).await.ok();
+        let profile = api::get_profile(route.profile_id.to_string()).await.ok();
         let circuits = api::list_circuits()
             .await
             .map(|l| l.circuits)
@@ -68,7 +69,11 @@ impl LiveRoute {
     /// may be replays from before a reconnection.
     fn accept(self, next: RouteSnapshot, fresh: bool) {
         // Answers can arrive after the panel is gone: then there is nothing to do.
-        if self.id.try_get_value().is_none_or(|id| id != next.id) {
+        if self
+            .id
+            .try_get_value()
+            .is_none_or(|id| next.id != *id.as_str())
+        {
             return;
         }
         self.observe(&next, fresh);
@@ -141,7 +146,7 @@ impl LiveRoute {
         };
         leptos::task::spawn_local(async move {
             if let Ok(route) = api::get_route(id).await {
-                let profile_id = route.profile_id.clone();
+                let profile_id = route.profile_id.to_string();
                 self.accept(route, true);
                 if let Ok(p) = api::get_profile(profile_id).await {
                     self.profile.try_set(Some(p));
@@ -178,7 +183,7 @@ enum Notice {
 #[component]
 pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
     let live = LiveRoute {
-        id: StoredValue::new(data.route.id.clone()),
+        id: StoredValue::new(data.route.id.to_string()),
         snapshot: RwSignal::new(data.route),
         attempts: RwSignal::new(data.attempts),
         profile: RwSignal::new(data.profile),
@@ -195,7 +200,7 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
         move || live.refresh(),
     );
 
-    let notice = RwSignal::new(None::<(i64, Notice)>);
+    let notice = RwSignal::new(None::<(Generation, Notice)>);
     let busy = RwSignal::new(false);
     let act = move |action: Action| {
         let generation = live.snapshot.get_untracked().generation;

@@ -176,7 +176,7 @@ pub fn run_catalogue_check(verbose: bool) -> ExitCode {
 }
 
 /// `kandev-recovery catalogue score [--gate] [FILE…]`: prints figures per
-/// family; with `--gate`, exit 1 below a threshold. A missing, unreadable
+/// family, then per provider; with `--gate`, exit 1 below a threshold. A missing, unreadable
 /// or empty corpus is always an error, never a pass.
 pub fn run_catalogue_score(files: &[PathBuf], gate: bool, verbose: bool) -> ExitCode {
     let catalogue = match Catalogue::load_builtin() {
@@ -210,6 +210,7 @@ pub fn run_catalogue_score(files: &[PathBuf], gate: bool, verbose: bool) -> Exit
         }
     }
     print!("{report}");
+    print!("\n{}", report.provider_table(8));
     let failures = report.failures(&Gate::default());
     if failures.is_empty() {
         return ExitCode::SUCCESS;

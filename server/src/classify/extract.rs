@@ -172,6 +172,46 @@ static LIMIT_REQUESTED: LazyLock<Regex> = LazyLock::new(|| {
 static EXCEPTION: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("Exception"));
 
+/// The first words of the Google detail keys read out of text
+/// ([`Facts::text_google_details`]), lower case.
+static QUOTA_WORD: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("quota"));
+static RETRY_WORD: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("retry"));
+
+/// The values written after `<word><tail>` and `:` or `=` (optional quotes
+/// and spaces around it) in lower-cased text: `quotaid:x`, `"quota_id": "x"`,
+/// `retrydelay:59s`. At most 16, each of letters, digits, `-`, `_` and `.`.
+fn text_values(lower: &[u8], word: &memchr::memmem::Finder<'_>, tails: &[&[u8]]) -> Vec<String> {
+    let mut found = Vec::new();
+    for at in word.find_iter(lower) {
+        let mut i = at + word.needle().len();
+        let Some(tail) = tails.iter().find(|t| lower[i..].starts_with(t)) else {
+            continue;
+        };
+        i += tail.len();
+        let skip = |i: &mut usize| {
+            while *i < lower.len() && b"\\\"' ".contains(&lower[*i]) {
+                *i += 1;
+            }
+        };
+        skip(&mut i);
+        if !matches!(lower.get(i), Some(b':' | b'=')) {
+            continue;
+        }
+        i += 1;
+        skip(&mut i);
+        let start = i;
+        while i < lower.len() && (lower[i].is_ascii_alphanumeric() || b"-_.".contains(&lower[i])) {
+            i += 1;
+        }
+        if i > start && found.len() < 16 {
+            found.push(String::from_utf8_lossy(&lower[start..i.min(start + 128)]).into_owned());
+        }
+    }
+    found
+}
+
 /// Room before the status digits for the longest status phrase.
 const STATUS_PHRASE_LEAD: usize = 64;
 
@@ -335,8 +375,32 @@ impl Facts {
         for (lower, hay) in f.lower.iter_mut().zip(&f.hay) {
             *lower = hay.as_bytes().to_ascii_lowercase();
         }
+        f.text_google_details();
         f.oversized_request();
         f
+    }
+
+    /// Google `QuotaFailure` ids and `RetryInfo` delays in renderings no
+    /// JSON reader takes apart: Go's `map[quotaId:…PerMinute… retryDelay:59s]`,
+    /// protobuf text (`quota_id: "…"`, `retry_delay { … }` aside), JSON cut
+    /// off before it closes. The quota id says which window a
+    /// RESOURCE_EXHAUSTED is about, and the delay when it reopens, however
+    /// the error was printed. Read only when the JSON readers found none.
+    fn text_google_details(&mut self) {
+        if self.quota_ids.is_empty() {
+            self.quota_ids = text_values(
+                &self.lower[Source::Error as usize],
+                &QUOTA_WORD,
+                &[b"id", b"_id"],
+            );
+        }
+        if self.timing.retry_info.is_empty() {
+            self.timing.retry_info = text_values(
+                &self.lower[Source::Error as usize],
+                &RETRY_WORD,
+                &[b"delay", b"_delay"],
+            );
+        }
     }
 
     /// A request larger than the whole limit it was measured against
@@ -1139,6 +1203,30 @@ mod tests {
         assert!(f.tokens.iter().any(|(t, _)| t == "resource_exhausted"));
         assert_eq!(f.quota_ids, vec!["perdaything"]);
         assert!(f.statuses.iter().any(|(s, _)| *s == 429));
+    }
+
+    #[test]
+    fn google_details_in_go_maps_and_protobuf_text() {
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["Details: [map[@type:type.googleapis.com/google.rpc.QuotaFailure violations:[map[quotaId:GenerateContentPaidTierInputTokensPerModelPerMinute quotaMetric:x]]]]"]}]}"#,
+        );
+        assert_eq!(
+            f.quota_ids,
+            vec!["generatecontentpaidtierinputtokenspermodelperminute"]
+        );
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["violations { quota_id: \"GenerateRequestsPerDayPerProjectPerModel\" }"]}]}"#,
+        );
+        assert_eq!(
+            f.quota_ids,
+            vec!["generaterequestsperdayperprojectpermodel"]
+        );
+        let f = facts(r#"{"items":[{"kind":"stderr","lines":["no quota here: quotaId"]}]}"#);
+        assert!(f.quota_ids.is_empty());
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["map[@type:type.googleapis.com/google.rpc.RetryInfo retryDelay:59s]]"]}]}"#,
+        );
+        assert_eq!(f.timing.retry_info, vec!["59s"]);
     }
 
     #[test]

@@ -123,8 +123,11 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
                               // The previous token named an identity field (`project_id:`): its value goes.
     let mut expect_id = false;
     // The previous token was an identity word (`user`, `project`, `you`…):
-    // a name with digits after it goes.
+    // a name with digits after it goes; after a resource word (not `you`),
+    // a lower-case hyphenated name goes too (`project my-sample-project`:
+    // GCP project ids, resource and user names).
     let mut prev_ident = false;
+    let mut prev_resource = false;
     let mut i = 0;
     while i < b.len() {
         if is_delim(b[i]) {
@@ -149,6 +152,7 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             // general path below would conclude the same.
             prev_key = tok.eq_ignore_ascii_case(b"key");
             prev_ident = is_identity_word(tok);
+            prev_resource = prev_ident && !tok.eq_ignore_ascii_case(b"you");
             continue;
         }
         // Keep trailing sentence punctuation outside the replaced span.
@@ -168,7 +172,9 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         } else if expect_id && !is_sep {
             expect_id = false;
             Some(Cow::Borrowed("[id]"))
-        } else if prev_ident && looks_like_name(core, kinds) {
+        } else if prev_ident
+            && (looks_like_name(core, kinds) || (prev_resource && is_hyphenated_name(core)))
+        {
             Some(Cow::Borrowed("[id]"))
         } else if kinds & COLON != 0 && starts_with_ci(core, b"arn:") {
             redact_arn(core)
@@ -201,6 +207,7 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
         }
         prev_key = core.eq_ignore_ascii_case(b"key");
         prev_ident = is_identity_word(core);
+        prev_resource = prev_ident && !core.eq_ignore_ascii_case(b"you");
         if let Some(r) = replacement {
             let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
             o.push_str(&text[copied..start]);
@@ -290,6 +297,18 @@ fn is_identity_name(t: &[u8]) -> bool {
 /// of six or more digits and separators (`dev-user-4821`, `devuser4821`).
 fn looks_like_name(t: &[u8], kinds: u8) -> bool {
     t.len() >= 4 && kinds & DIGIT != 0 && (kinds & ALPHA != 0 || t.len() >= 6)
+}
+
+/// `my-sample-project`, `rg-prod-west`: lower-case letters, digits and
+/// hyphens with at least one hyphen, the shape of project ids and resource
+/// names.
+fn is_hyphenated_name(t: &[u8]) -> bool {
+    (6..=63).contains(&t.len())
+        && t[0].is_ascii_lowercase()
+        && t[t.len() - 1] != b'-'
+        && t.contains(&b'-')
+        && t.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
 }
 
 /// Resource collections whose next path segment is an identifier.
@@ -453,7 +472,7 @@ fn classify_token(t: &[u8], kinds: u8) -> Option<&'static str> {
     }
     // Sub-parts after `=`, `:` and `/` (`key=sk-…`, `ANTHROPIC_API_KEY:sk-…`).
     let mut parts = t.split(|&c| c == b'=' || c == b':' || c == b'/');
-    if parts.any(|part| part.len() >= 4 && (is_key(part) || (digit && is_id_with_prefix(part)))) {
+    if parts.any(|part| part.len() >= 4 && (is_key(part) || is_id_with_prefix(part))) {
         return Some(if is_id_like(t) { "[id]" } else { "[key]" });
     }
     (t.len() >= 16 && digit && alpha || t.len() >= 32)
@@ -507,8 +526,11 @@ fn starts_with_ci(t: &[u8], p: &[u8]) -> bool {
     t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p)
 }
 
-/// `org-Zk4f…`, `user_8rTq…`, `proj_123`: a known prefix, a separator, and an
-/// alphanumeric value with a digit.
+/// `org-Zk4f…`, `user_8rTq…`, `proj_123`, `org-uVqpjtJiKqvVJMVfvpaounIh`: a
+/// known prefix, a separator, and an alphanumeric value that is random
+/// rather than a word: it has a digit, or it is long and its case changes
+/// inside it (generated ids are often letters only; words and names like
+/// `user-Agent` or `team-Platform` change case once at most).
 fn is_id_with_prefix(part: &[u8]) -> bool {
     // A prefix is letters only, so it ends at the first separator (which the
     // id needs right after it); none is longer than 9 letters.
@@ -519,14 +541,23 @@ fn is_id_with_prefix(part: &[u8]) -> bool {
         return false;
     };
     ID_PREFIXES.iter().any(|p| {
+        let value = part.get(p.len() + 1..).unwrap_or_default();
         p.len() == sep
             && starts_with_ci(part, p)
-            && part.len() > p.len() + 1
-            && part[p.len() + 1..].iter().any(u8::is_ascii_digit)
-            && part[p.len() + 1..]
-                .iter()
-                .all(|c| c.is_ascii_alphanumeric())
+            && !value.is_empty()
+            && value.iter().all(|c| c.is_ascii_alphanumeric())
+            && (value.iter().any(u8::is_ascii_digit) || is_random_letters(value))
     })
+}
+
+/// Sixteen or more letters whose case changes at least four times
+/// (`uVqpjtJiKqvVJMVfvpaounIh`): generated, not a word or a CamelCase name.
+fn is_random_letters(v: &[u8]) -> bool {
+    v.len() >= 16
+        && v.windows(2)
+            .filter(|w| w[0].is_ascii_lowercase() != w[1].is_ascii_lowercase())
+            .count()
+            >= 4
 }
 
 /// 8-4-4-4-12 hex groups anywhere in the token.
@@ -747,6 +778,8 @@ mod tests {
             "{\"project_id\": \"acme-research\", \"tenantId\": \"contoso\"}",
             "Your api key: ****q7x2 is invalid",
             "Logged in as user: dev-user-4821",
+            "Request too large for gpt-5 in organization org-uVqpjtJiKqvVJMVfvpaounIh on tokens",
+            "403 Permission denied on resource project my-sample-project.",
         ];
         let leaks = [
             "7Hk2Lm9Qx4Rt8Vz1Wb5Nc3Yd6Fg0J",
@@ -772,6 +805,8 @@ mod tests {
             "acme-research",
             "q7x2",
             "dev-user-4821",
+            "uVqpjtJiKqvVJMVfvpaounIh",
+            "my-sample-project",
         ];
         for (c, leak) in cases.iter().zip(leaks) {
             let r = redact(c);
@@ -816,6 +851,9 @@ mod tests {
             "**You have run out of usage**"
         );
         assert_eq!(redact("resets at 11:59:58 UTC"), "resets at 11:59:58 UTC");
+        // A prefixed word is not an id; a prefixed random value is.
+        assert_eq!(redact("the user-Agent header"), "the user-Agent header");
+        assert_eq!(redact("in org-uVqpjtJiKqvVJMVfvpaounIh on"), "in [id] on");
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! wrong wait).
 //!
 //! Every file is a family (`dev-apis.jsonl` → `apis`); figures are given
-//! per family and for all files together. One runner serves the test
+//! per family and for all files together, and per provider (the envelope's
+//! `provider_id`; providers with few cases are summed as "other"). One runner serves the test
 //! command (`server/tests/it/classify_corpus.rs`) and `kandev-recovery
 //! catalogue score`.
 
@@ -158,6 +159,8 @@ fn ratio(a: usize, b: usize) -> f64 {
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub families: BTreeMap<String, Tally>,
+    /// The same cases by the envelope's `provider_id` (`-` when none).
+    pub providers: BTreeMap<String, Tally>,
     pub misses: Vec<Miss>,
 }
 
@@ -236,6 +239,48 @@ impl fmt::Display for Report {
             row(f, "all", &self.total())?;
         }
         Ok(())
+    }
+}
+
+impl Report {
+    /// A table of the figures per provider: those with at least
+    /// `min_cases` cases, most cases first, then the rest summed as "other".
+    pub fn provider_table(&self, min_cases: usize) -> String {
+        let mut rows: Vec<(&String, &Tally)> = self
+            .providers
+            .iter()
+            .filter(|(_, t)| t.cases >= min_cases)
+            .collect();
+        rows.sort_by(|a, b| b.1.cases.cmp(&a.1.cases).then(a.0.cmp(b.0)));
+        let mut other = Tally::default();
+        let mut others = 0;
+        for (_, t) in self.providers.iter().filter(|(_, t)| t.cases < min_cases) {
+            other.add(t);
+            others += 1;
+        }
+        let mut out = format!(
+            "{:<18} {:>5} {:>7} {:>6} {:>6} {:>9} {:>5}\n",
+            "provider", "cases", "exact", "false", "missed", "timing", "leaks"
+        );
+        let row = |out: &mut String, name: &str, t: &Tally| {
+            out.push_str(&format!(
+                "{:<18} {:>5} {:>7.3} {:>6} {:>6} {:>9} {:>5}\n",
+                name,
+                t.cases,
+                t.exact_rate(),
+                t.false_recoveries,
+                t.missed_recoveries,
+                format!("{}/{}", t.timing_ok, t.timing_labelled),
+                t.leaks
+            ));
+        };
+        for (name, t) in rows {
+            row(&mut out, name, t);
+        }
+        if others > 0 {
+            row(&mut out, &format!("other ({others})"), &other);
+        }
+        out
     }
 }
 
@@ -392,7 +437,8 @@ pub fn score(catalogue: &Catalogue, cases: &[Case]) -> Report {
             o["class"].as_str().unwrap_or("").to_owned(),
             o["code"].as_str().unwrap_or("").to_owned(),
         );
-        let t = report.families.entry(c.family.clone()).or_default();
+        let mut case = Tally::default();
+        let t = &mut case;
         t.cases += 1;
         let ok = got == c.want || c.accept.contains(&got);
         t.exact += usize::from(ok);
@@ -426,6 +472,17 @@ pub fn score(catalogue: &Catalogue, cases: &[Case]) -> Report {
             }
             None => true,
         };
+        report
+            .families
+            .entry(c.family.clone())
+            .or_default()
+            .add(&case);
+        let provider = c.evidence.provider_id.as_deref().unwrap_or("-");
+        report
+            .providers
+            .entry(provider.to_ascii_lowercase())
+            .or_default()
+            .add(&case);
         if !ok || !leaked.is_empty() || !timing_ok {
             report.misses.push(Miss {
                 id: c.id.clone(),
@@ -508,6 +565,10 @@ mod tests {
         assert!(fails.iter().any(|f| f.starts_with("timing")), "{fails:?}");
         assert!(fails.iter().any(|f| f.starts_with("leaks")), "{fails:?}");
         assert_eq!(r.misses.len(), 3);
+        // The same cases by provider: every case once.
+        let by_provider: usize = r.providers.values().map(|t| t.cases).sum();
+        assert_eq!(by_provider, 4);
+        assert!(r.provider_table(100).contains("other ("));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use axum::Json;
 /// Every circuit: its state, scope, resource (and in words), until when it
 /// is open, who holds its probe, and how many routes wait for it. Not
 /// closed ones first.
-#[utoipa::path(get, path = "/api/v1/circuits", tag = "circuits",
+#[utoipa::path(get, path = "/circuits", tag = "circuits",
     responses((status = 200, body = CircuitList)))]
 pub async fn list(State(s): State<AppState>) -> HttpResult<Json<CircuitList>> {
     Ok(Json(s.routes.circuit_list().await?))

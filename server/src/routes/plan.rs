@@ -1,8 +1,8 @@
-//! The failure planner: pure functions from a route, the classified
-//! failure, the decision and the profile to the change the service
-//! commits. No I/O and no clock (`now` is an input); the service loads,
-//! calls these and commits what they return — the shape of
-//! [`crate::recovery::evaluate`].
+//! The route planner: pure functions from a route, what was reported (the
+//! classified failure and its decision, an effect, a success, a manual
+//! action) and the profile to the change the service commits. No I/O and
+//! no clock (`now` is an input); the service loads, calls these and
+//! commits what they return — the shape of [`crate::recovery::evaluate`].
 //!
 //! Order, for a current failure the state table accepts:
 //! 1. [`decide`]: the failure opens, extends or reopens the circuit its
@@ -30,10 +30,14 @@
 //! - [`rearm`]: a circuit's waiter gets a new deadline after the probe's
 //!   outcome (released a few at a time, or held until the circuit reopens'
 //!   end).
+//!
+//! Effect reports ([`effect`]), success ([`success`]) and manual actions
+//! the state table allowed ([`action`]) are planned the same way.
 
+use super::error::RouteError;
 use super::machine::{self, Outcome, Trigger};
 use super::model::{new_id, Memory, Route};
-use super::wire::DecisionView;
+use super::wire::{DecisionView, EffectReport};
 use crate::circuits::{self, CircuitSet, Hold, Resource};
 use crate::classify::Classification;
 use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection};
@@ -42,8 +46,8 @@ use app::circuit::CircuitHold;
 use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
 use app::profile::{Candidate, Profile};
 use app::route::{
-    event_kind, DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome, RouteState,
-    ScheduleState, StopReason,
+    event_kind, Action, DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome,
+    RouteState, ScheduleState, StopReason,
 };
 use app::words::safe_cause;
 use chrono::{DateTime, Utc};
@@ -95,10 +99,10 @@ pub fn decide(
             confidence: failure.confidence,
             reset_at: failure.reset_at,
         },
-        &route.id,
+        route.id.as_str(),
         now,
     );
-    let hold = circuits.hold(resource, &route.id, now);
+    let hold = circuits.hold(resource, route.id.as_str(), now);
     let usage = failure
         .class
         .policy_class()
@@ -155,7 +159,7 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
         now,
     } = f;
     let mut next = route.clone();
-    next.generation += 1;
+    next.generation = next.generation.next();
     next.last_failure = Some(LastFailure {
         code: classification.code.clone(),
         class: classification.class,
@@ -232,9 +236,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     let mut view = decision_view(&decision);
     view.outcome = outcome_of(&next);
     commit.attempt = Some(AttemptRow {
-        route_id: route.id.clone(),
+        route_id: route.id.to_string(),
         seq: 0,
-        generation: route.generation,
+        generation: route.generation.get(),
         cycle: route.cycle,
         candidate_index: route.candidate.index as i64,
         candidate_id: route.candidate.id.clone(),
@@ -279,6 +283,115 @@ pub fn stale(route: &Route) -> DecisionView {
     view
 }
 
+/// The route after an effect report, or `None` when the report is about
+/// an invocation the route has left behind (nothing changes). An effect of
+/// the current invocation is counted (and its provider session kept for a
+/// resumable retry); one that arrives after that invocation failed and is
+/// waiting to be retried came out of order: replay is no longer safe, so
+/// the route stops for a person.
+pub fn effect(route: &Route, report: &EffectReport) -> Option<Route> {
+    let same_invocation = report.invocation_id == route.invocation_id
+        && report.prompt_generation == route.prompt_generation;
+    let mut next = route.clone();
+    if same_invocation && report.generation == route.generation {
+        next.effects += 1;
+        if let Some(s) = &report.provider_session_id {
+            next.provider_session_id = Some(s.chars().take(200).collect());
+        }
+        Some(next)
+    } else if same_invocation && report.generation < route.generation && route.state.is_waiting() {
+        next.generation = next.generation.next();
+        next.state = RouteState::ActionRequired;
+        next.pending = None;
+        next.reason = Some(StopReason::EffectAfterFailure);
+        Some(next)
+    } else {
+        None
+    }
+}
+
+/// The route after its current invocation succeeded (the table allowed it,
+/// to `state`): a new cycle begins, and the next prompt is a new invocation
+/// (new id, prompt generation + 1) that this one's effects do not taint.
+pub fn success(route: &Route, state: RouteState) -> Route {
+    let mut next = route.clone();
+    next.state = state;
+    next.generation = next.generation.next();
+    next.pending = None;
+    next.reason = None;
+    next.new_cycle();
+    next.new_invocation();
+    next.prompt_generation += 1;
+    next
+}
+
+/// Whether a manual `action` on `route` reads the profile: a skip always
+/// (it picks the next candidate), a retry when it restarts a stopped route
+/// (its candidate may have changed).
+pub fn action_needs_profile(route: &Route, action: Action) -> bool {
+    match action {
+        Action::SkipNow => true,
+        Action::RetryNow => route.state == RouteState::ActionRequired,
+        Action::Cancel | Action::Stop => false,
+    }
+}
+
+/// The change a manual action makes, once the state table allowed it (the
+/// route moves to `state`) and its generation was the route's. `profile`
+/// is there when [`action_needs_profile`] says so. From a stopped route,
+/// retry and skip start a new route cycle.
+pub fn action(
+    route: &Route,
+    action: Action,
+    state: RouteState,
+    profile: Option<&Profile>,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> Result<(Route, Commit), RouteError> {
+    let mut next = route.clone();
+    next.generation = next.generation.next();
+    next.pending = None;
+    next.reason = None;
+    next.state = state;
+    let mut commit = Commit::default();
+    let restarting = route.state == RouteState::ActionRequired;
+    let unusable = || RouteError::ProfileUnusable("no candidates".into());
+    match action {
+        Action::RetryNow => {
+            if restarting {
+                next.new_cycle();
+                let profile = profile.ok_or_else(unusable)?;
+                let index = profile
+                    .candidates
+                    .iter()
+                    .position(|c| c.id == route.candidate.id)
+                    .unwrap_or(0);
+                let candidate = profile.candidates.get(index).ok_or_else(unusable)?;
+                next.move_to(index, candidate);
+            } else {
+                next.new_invocation();
+            }
+            let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
+            commit.dispatch = Some(next.dispatch(reason, now));
+        }
+        Action::SkipNow => {
+            if restarting {
+                next.new_cycle();
+            }
+            match profile.and_then(|p| switch(&mut next, p, circuits, now)) {
+                Some(d) => commit.dispatch = Some(d),
+                None => {
+                    next.state = RouteState::ActionRequired;
+                    next.reason = Some(StopReason::NoEligibleCandidate);
+                }
+            }
+        }
+        Action::Cancel => next.reason = Some(StopReason::CancelledByUser),
+        Action::Stop => next.reason = Some(StopReason::StoppedByUser),
+    }
+    Ok((next, commit))
+}
+
 /// Excludes the current candidate and moves to the next eligible one —
 /// not excluded this cycle and not held by a circuit (passed over, not
 /// excluded: it may be chosen again once its circuit lets it). The switch
@@ -298,11 +411,15 @@ pub fn switch(
         profile
             .candidates
             .iter()
-            .filter(|c| !circuits.hold(Resource::from(*c), &route.id, now).is_free())
+            .filter(|c| {
+                !circuits
+                    .hold(Resource::from(*c), route.id.as_str(), now)
+                    .is_free()
+            })
             .map(|c| c.id.clone()),
     );
     let (index, candidate) = profile.next_eligible(&route.candidate.id, &passed_over)?;
-    circuits.dispatch(Resource::from(candidate), &route.id, now);
+    circuits.dispatch(Resource::from(candidate), route.id.as_str(), now);
     route.move_to(index, candidate);
     Some(route.dispatch(DispatchReason::Switch, now))
 }
@@ -348,10 +465,10 @@ pub fn deadline(
     now: DateTime<Utc>,
 ) -> DeadlinePlan {
     let resource = candidate.map(Resource::from);
-    let free = resource.is_none_or(|r| circuits.dispatch(r, &route.id, now));
+    let free = resource.is_none_or(|r| circuits.dispatch(r, route.id.as_str(), now));
     if !free {
         let hold = resource
-            .map(|r| circuits.hold(r, &route.id, now))
+            .map(|r| circuits.hold(r, route.id.as_str(), now))
             .unwrap_or(Hold::Free { probes: vec![] });
         let until = hold.until().unwrap_or(now);
         let (route, commit) = rearm(route, schedule, kind, until, held_by(&hold, until), now);
@@ -363,7 +480,7 @@ pub fn deadline(
     }
     let mut next_route = route.clone();
     next_route.state = next;
-    next_route.generation += 1;
+    next_route.generation = next_route.generation.next();
     next_route.pending = None;
     next_route.new_invocation();
     let commit = Commit {
@@ -390,7 +507,7 @@ pub fn rearm(
     now: DateTime<Utc>,
 ) -> (Route, Commit) {
     let mut next = route.clone();
-    next.generation += 1;
+    next.generation = next.generation.next();
     if let Some(p) = next.pending.as_mut() {
         p.deadline = deadline;
         p.circuit = circuit.clone();
@@ -470,8 +587,8 @@ pub fn schedule(
 ) -> ScheduleRow {
     ScheduleRow {
         id: new_id("s"),
-        route_id: route.id.clone(),
-        generation: route.generation,
+        route_id: route.id.to_string(),
+        generation: route.generation.get(),
         kind: kind.to_string(),
         deadline: deadline.timestamp_millis(),
         state: ScheduleState::Armed.to_string(),
@@ -535,6 +652,7 @@ fn outcome_of(route: &Route) -> RouteOutcome {
 mod tests {
     use super::*;
     use crate::classify::Confidence;
+    use app::ids::Generation;
     use app::policy::{ErrorClass, OnExhausted, RetryPolicy, WaitForReset};
     use app::profile::Candidate;
     use app::route::{Caller, CallerKind, DecisionKind};
@@ -579,7 +697,12 @@ mod tests {
         }
     }
 
-    fn profile(candidates: Vec<Candidate>) -> Profile {
+    /// A profile of `(id, label)` candidates, all with policy `p`.
+    fn profile(ids: &[(&str, &str)], p: ClassPolicy) -> Profile {
+        let candidates = ids
+            .iter()
+            .map(|(id, label)| candidate(id, label, p))
+            .collect();
         Profile {
             id: "p_1".into(),
             name: "P".into(),
@@ -592,29 +715,13 @@ mod tests {
     }
 
     fn route(state: RouteState, p: &Profile) -> Route {
-        let mut r = Route {
-            id: "r_1".into(),
-            profile_id: p.id.clone(),
-            caller: Caller {
-                kind: CallerKind::Kanban,
-                reference: "task".into(),
-            },
-            state,
-            generation: 3,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now(),
-            updated_at: now(),
+        let caller = Caller {
+            kind: CallerKind::Kanban,
+            reference: "task".into(),
         };
-        r.move_to(0, &p.candidates[0]);
+        let mut r = Route::open(p.id.clone(), caller, &p.candidates[0], now());
+        r.state = state;
+        r.generation = Generation(3);
         r
     }
 
@@ -757,10 +864,7 @@ mod tests {
             },
         ];
         for row in rows {
-            let p = profile(vec![
-                candidate("a", "Claude", row.policy),
-                candidate("b", "Codex", row.policy),
-            ]);
+            let p = profile(&[("a", "Claude"), ("b", "Codex")], row.policy);
             let r = route(row.from, &p);
             let c = overloaded(row.class, row.reset_in);
             let plan = plan(&r, row.gate, &c, Some(&p));
@@ -778,7 +882,7 @@ mod tests {
                 "{name}"
             );
             let attempt = plan.commit.attempt.as_ref().expect("an attempt row");
-            assert_eq!(attempt.generation, r.generation, "{name}");
+            assert_eq!(attempt.generation, r.generation.get(), "{name}");
             assert_eq!(attempt.decision, row.kind.to_string(), "{name}");
             assert_eq!(attempt.outcome, row.outcome, "{name}");
             assert_eq!(attempt.http_status, Some(529), "{name}");
@@ -787,11 +891,7 @@ mod tests {
 
     #[test]
     fn a_retry_uses_the_cycles_budget_and_names_its_ordinal() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Stop));
         let mut r = route(RouteState::Retrying, &p);
         r.memory.retries.insert("a/transient".into(), 1);
         let plan = plan(
@@ -807,17 +907,13 @@ mod tests {
         assert_eq!(pending.retry_ordinal, 2);
         assert_eq!(pending.outcome_after, OnExhausted::Stop);
         let schedule = plan.commit.schedule.expect("schedule");
-        assert_eq!(schedule.generation, plan.route.generation);
+        assert_eq!(schedule.generation, plan.route.generation.get());
         assert_eq!(schedule.kind, "retry");
     }
 
     #[test]
     fn a_reset_wait_is_used_once_per_cycle() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(0, 600, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(0, 600, OnExhausted::Stop));
         let r = route(RouteState::Active, &p);
         let c = overloaded(ErrorClass::Hard, Some(60));
         let first = plan(&r, GateVerdict::Current, &c, Some(&p));
@@ -831,10 +927,10 @@ mod tests {
 
     #[test]
     fn skip_with_no_candidate_left_stops() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let mut r = route(RouteState::Active, &p);
         r.memory.excluded = vec!["b".into()];
         let plan = plan(
@@ -853,10 +949,10 @@ mod tests {
 
     #[test]
     fn a_switch_dispatches_the_next_candidate_with_a_fresh_invocation() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let r = route(RouteState::Active, &p);
         let plan = plan(
             &r,
@@ -869,23 +965,15 @@ mod tests {
         let d = plan.commit.dispatch.expect("dispatch");
         assert_eq!(d.reason, "switch");
         assert_eq!(d.candidate_id, "b");
-        assert_eq!(d.generation, plan.route.generation);
+        assert_eq!(d.generation, plan.route.generation.get());
         assert_eq!(d.invocation_id, plan.route.invocation_id);
     }
 
     #[test]
     fn a_profile_without_the_candidate_authorises_nothing() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::Active, &p);
-        let other = profile(vec![candidate(
-            "z",
-            "Gemini",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let other = profile(&[("z", "Gemini")], class_policy(3, 0, OnExhausted::Skip));
         let c = overloaded(ErrorClass::Transient, None);
         for profile in [Some(&other), None] {
             let plan = plan(&r, GateVerdict::Current, &c, profile);
@@ -897,11 +985,7 @@ mod tests {
 
     #[test]
     fn a_stale_report_changes_nothing_and_says_where_the_route_is() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::RetryWait, &p);
         let view = stale(&r);
         assert_eq!(view.kind, DecisionKind::Stale);
@@ -909,6 +993,125 @@ mod tests {
             view.outcome.to_string(),
             "unchanged: the route is at generation 3 (retry_wait)"
         );
+    }
+
+    #[test]
+    fn manual_actions_plan_their_change() {
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(3, 600, OnExhausted::Skip),
+        );
+        let mut waiting = route(RouteState::WaitingForReset, &p);
+        waiting.pending = Some(pending(
+            PendingKind::ResetWait,
+            now(),
+            0,
+            &class_policy(3, 600, OnExhausted::Skip),
+            &overloaded(ErrorClass::Hard, Some(60)),
+            None,
+        ));
+        let act = |r: &Route, a: Action, to: RouteState, profile: Option<&Profile>| {
+            let profile = profile.filter(|_| action_needs_profile(r, a));
+            action(r, a, to, profile, &mut CircuitSet::default(), now()).expect("planned")
+        };
+
+        // Retry now while waiting: the pending attempt goes out early, as
+        // the reset's retry.
+        let (next, commit) = act(&waiting, Action::RetryNow, RouteState::Retrying, Some(&p));
+        assert_eq!(next.generation, waiting.generation.next());
+        assert!(next.pending.is_none());
+        assert_ne!(next.invocation_id, waiting.invocation_id);
+        assert_eq!(next.cycle, waiting.cycle);
+        let d = commit.dispatch.expect("dispatch");
+        assert_eq!(d.reason, "reset_retry");
+
+        // Cancel stops for a person and dispatches nothing.
+        let (next, commit) = act(&waiting, Action::Cancel, RouteState::ActionRequired, None);
+        assert_eq!(next.reason, Some(StopReason::CancelledByUser));
+        assert!(commit.dispatch.is_none());
+
+        // From a stopped route, retry and skip start a new cycle.
+        let mut stopped = route(RouteState::ActionRequired, &p);
+        stopped.memory.excluded = vec!["b".into()];
+        stopped.reason = Some(StopReason::StoppedByPolicy);
+        assert!(action_needs_profile(&stopped, Action::RetryNow));
+        assert!(!action_needs_profile(&waiting, Action::RetryNow));
+        let (next, commit) = act(&stopped, Action::RetryNow, RouteState::Retrying, Some(&p));
+        assert_eq!(next.cycle, stopped.cycle + 1);
+        assert!(next.memory.excluded.is_empty());
+        assert_eq!(next.reason, None);
+        assert_eq!(commit.dispatch.expect("dispatch").reason, "retry");
+        let (next, commit) = act(&stopped, Action::SkipNow, RouteState::Switching, Some(&p));
+        assert_eq!(next.candidate.id, "b");
+        assert_eq!(commit.dispatch.expect("dispatch").reason, "switch");
+
+        // Skip with nobody left to skip to stops instead.
+        let alone = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let (next, commit) = act(
+            &stopped,
+            Action::SkipNow,
+            RouteState::Switching,
+            Some(&alone),
+        );
+        assert_eq!(next.state, RouteState::ActionRequired);
+        assert_eq!(next.reason, Some(StopReason::NoEligibleCandidate));
+        assert!(commit.dispatch.is_none());
+    }
+
+    #[test]
+    fn effects_count_or_stop_a_route_whose_failed_invocation_waits() {
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let active = route(RouteState::Active, &p);
+        let report = |r: &Route, generation: Generation| EffectReport {
+            generation,
+            invocation_id: r.invocation_id.clone(),
+            prompt_generation: r.prompt_generation,
+            kind: "tool_call".into(),
+            provider_session_id: Some("sess".into()),
+        };
+        let counted = effect(&active, &report(&active, active.generation)).expect("counted");
+        assert_eq!(counted.effects, 1);
+        assert_eq!(counted.generation, active.generation);
+        assert_eq!(counted.provider_session_id.as_deref(), Some("sess"));
+
+        // The invocation failed and waits for its retry: the late effect
+        // makes replay unsafe.
+        let mut waiting = active.clone();
+        waiting.state = RouteState::RetryWait;
+        waiting.generation = active.generation.next();
+        let stopped = effect(&waiting, &report(&active, active.generation)).expect("stopped");
+        assert_eq!(stopped.state, RouteState::ActionRequired);
+        assert_eq!(stopped.reason, Some(StopReason::EffectAfterFailure));
+        assert_eq!(stopped.generation, waiting.generation.next());
+
+        // About another invocation: nothing changes.
+        let mut other = report(&active, active.generation);
+        other.invocation_id = "inv_other".into();
+        assert!(effect(&active, &other).is_none());
+    }
+
+    #[test]
+    fn success_starts_a_new_cycle_and_a_new_invocation() {
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let mut r = route(RouteState::Retrying, &p);
+        r.memory.retries.insert("a/transient".into(), 2);
+        r.effects = 3;
+        let next = success(&r, RouteState::Active);
+        assert_eq!(next.state, RouteState::Active);
+        assert_eq!(next.generation, r.generation.next());
+        assert_eq!(next.cycle, r.cycle + 1);
+        assert!(next.memory.retries.is_empty());
+        assert_eq!(next.effects, 0);
+        assert_eq!(next.prompt_generation, r.prompt_generation + 1);
+        assert_ne!(next.invocation_id, r.invocation_id);
+    }
+
+    /// A profile of the given candidates.
+    fn profile_of(candidates: Vec<Candidate>) -> Profile {
+        Profile {
+            candidates,
+            ..profile(&[("x", "X")], class_policy(0, 0, OnExhausted::Skip))
+        }
     }
 
     /// A candidate on Anthropic's `team-a` account.
@@ -1009,7 +1212,7 @@ mod tests {
         ];
         for row in rows {
             let name = row.name;
-            let p = profile(vec![
+            let p = profile_of(vec![
                 on_account("a", "Claude", row.policy),
                 on_account("b", "Claude Opus", row.policy),
                 candidate("c", "Codex", row.policy),
@@ -1017,7 +1220,7 @@ mod tests {
             let mut circuits = CircuitSet::default();
             if row.opened_by_other {
                 // Another route, whose policy retries, opened it first.
-                let theirs = profile(vec![
+                let theirs = profile_of(vec![
                     on_account("a", "Claude", retry),
                     on_account("b", "Claude Opus", retry),
                 ]);
@@ -1078,7 +1281,7 @@ mod tests {
     fn a_failure_without_a_named_resource_opens_nothing() {
         let retry = class_policy(3, 0, OnExhausted::Skip);
         // No provider, model, account or profile reference: nothing to key.
-        let p = profile(vec![candidate("a", "Claude", retry)]);
+        let p = profile_of(vec![candidate("a", "Claude", retry)]);
         let mut circuits = CircuitSet::default();
         let plan = plan_on(
             &route(RouteState::Active, &p),
@@ -1089,7 +1292,7 @@ mod tests {
         assert_eq!(plan.decision.kind, DecisionKind::Retry);
         assert!(circuits.changes().is_empty());
         // A medium-confidence failure on a named resource opens nothing either.
-        let p = profile(vec![on_account("a", "Claude", retry)]);
+        let p = profile_of(vec![on_account("a", "Claude", retry)]);
         let unsure = Classification {
             confidence: Confidence::Medium,
             ..quota(900)
@@ -1101,7 +1304,7 @@ mod tests {
     #[test]
     fn a_due_schedule_dispatches_probes_or_moves_visibly() {
         let retry = class_policy(3, 0, OnExhausted::Skip);
-        let p = profile(vec![on_account("a", "Claude", retry)]);
+        let p = profile_of(vec![on_account("a", "Claude", retry)]);
         let mut circuits = CircuitSet::default();
         let mut opener = route(RouteState::Active, &p);
         opener.id = "r_opener".into();
@@ -1110,8 +1313,8 @@ mod tests {
         waiter = plan_on(&waiter, &quota(60), &p, &mut circuits).route;
         let schedule = ScheduleRow {
             id: "s_1".into(),
-            route_id: waiter.id.clone(),
-            generation: waiter.generation,
+            route_id: waiter.id.to_string(),
+            generation: waiter.generation.get(),
             kind: "retry".into(),
             deadline: (now() + chrono::Duration::seconds(60)).timestamp_millis(),
             state: "armed".into(),

@@ -10,7 +10,7 @@
 
 use super::error::{Result, RouteError};
 use super::machine::{self, Outcome, Trigger};
-use super::model::{attempt_to_wire, new_id, Memory, Route};
+use super::model::{attempt_to_wire, Route};
 use super::plan::{self, FailureFacts};
 use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
@@ -21,10 +21,9 @@ use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{Commit, DynStore, RouteFilter, ScheduleRow, StoreError};
+use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
-use app::route::{
-    event_kind, Action, Attempt, DispatchReason, PendingKind, RouteSnapshot, RouteState, StopReason,
-};
+use app::route::{event_kind, Action, Attempt, PendingKind, RouteSnapshot, RouteState};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 
@@ -45,10 +44,22 @@ pub struct Routes {
 /// The shape of a transition about to be committed.
 pub(super) struct Change {
     pub route: Route,
-    pub expected: Option<i64>,
+    pub expected: Option<Generation>,
     /// The state the route leaves (`None` when it is created).
     pub from: Option<RouteState>,
     pub commit: Commit,
+}
+
+impl Change {
+    /// `next` replaces `from`, fenced by `from`'s generation.
+    pub fn after(from: &Route, next: Route, commit: Commit) -> Change {
+        Change {
+            route: next,
+            expected: Some(from.generation),
+            from: Some(from.state),
+            commit,
+        }
+    }
 }
 
 impl Routes {
@@ -82,16 +93,16 @@ impl Routes {
         self.clock.now()
     }
 
-    pub async fn load(&self, id: &str) -> Result<Route> {
+    pub async fn load(&self, id: &RouteId) -> Result<Route> {
         let row = self
             .store
-            .get_route(id)
+            .get_route(id.as_str())
             .await?
             .ok_or(RouteError::NotFound("route"))?;
         Route::from_row(row).map_err(RouteError::Corrupt)
     }
 
-    pub async fn get(&self, id: &str) -> Result<RouteSnapshot> {
+    pub async fn get(&self, id: &RouteId) -> Result<RouteSnapshot> {
         Ok(self.load(id).await?.snapshot(self.now()))
     }
 
@@ -107,10 +118,10 @@ impl Routes {
             .collect()
     }
 
-    pub async fn attempts(&self, id: &str) -> Result<Vec<Attempt>> {
+    pub async fn attempts(&self, id: &RouteId) -> Result<Vec<Attempt>> {
         self.load(id).await?;
         self.store
-            .list_attempts(id)
+            .list_attempts(id.as_str())
             .await?
             .iter()
             .map(|a| attempt_to_wire(a).map_err(RouteError::Corrupt))
@@ -123,7 +134,7 @@ impl Routes {
         let now = self.now();
         change.route.updated_at = now;
         let snapshot = change.route.snapshot(now);
-        change.commit.expected_generation = change.expected;
+        change.commit.expected_generation = change.expected.map(Generation::get);
         // Only these states can leave an armed schedule or an open dispatch
         // behind; skipping the sweep elsewhere saves two statements.
         change.commit.void_pending = change.from.is_some_and(|s| {
@@ -156,12 +167,11 @@ impl Routes {
 
     /// Opens a route on a usable profile, at its first candidate.
     pub async fn create(&self, req: CreateRoute) -> Result<RouteSnapshot> {
-        let profile = self.profiles.get_usable(&req.profile_id).await?;
-        if profile.candidates.is_empty() {
-            return Err(RouteError::ProfileUnusable(
-                "the profile has no candidates".into(),
-            ));
-        }
+        let profile = self.profiles.get_usable(req.profile_id.as_str()).await?;
+        let first = profile
+            .candidates
+            .first()
+            .ok_or_else(|| RouteError::ProfileUnusable("the profile has no candidates".into()))?;
         if req.caller.reference.chars().count() > 200 {
             return Err(RouteError::Invalid(vec![FieldError::out_of_range(
                 "caller.ref",
@@ -171,16 +181,19 @@ impl Routes {
             )]));
         }
         let now = self.now();
-        let id = new_id("r");
         for _ in 0..CIRCUIT_ATTEMPTS {
+            let mut route = Route::open(profile.id.clone(), req.caller.clone(), first, now);
             let mut circuits = self.circuits().await?;
-            let (index, first) =
-                plan::select(&id, &profile, &mut circuits.set, now).ok_or_else(|| {
-                    RouteError::ProfileUnusable("the profile has no candidates".into())
-                })?;
-            let route = self.new_route(&id, &profile, &req, index, first, now);
+            // The first candidate its circuits let a new route try.
+            if let Some((index, c)) =
+                plan::select(route.id.as_str(), &profile, &mut circuits.set, now)
+            {
+                if index != route.candidate.index {
+                    route.move_to(index, c);
+                }
+            }
             let commit = Commit {
-                circuits: circuits.writes(&id),
+                circuits: circuits.writes(route.id.as_str()),
                 ..Commit::default()
             };
             let change = Change {
@@ -199,50 +212,18 @@ impl Routes {
         ))
     }
 
-    fn new_route(
-        &self,
-        id: &str,
-        profile: &app::profile::Profile,
-        req: &CreateRoute,
-        index: usize,
-        candidate: &app::profile::Candidate,
-        now: DateTime<Utc>,
-    ) -> Route {
-        let mut route = Route {
-            id: id.to_string(),
-            profile_id: profile.id.clone(),
-            caller: req.caller.clone(),
-            state: RouteState::Active,
-            generation: 1,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now,
-            updated_at: now,
-        };
-        route.move_to(index, candidate);
-        route
-    }
-
     /// Classifies a failure, runs the gate and the policy, and commits the
     /// resulting transition.
     pub async fn report_failure(
         &self,
-        id: &str,
+        id: &RouteId,
         body: &serde_json::Value,
     ) -> Result<FailureAnswer> {
         let evidence = Evidence::from_json_value(body).map_err(|e| {
             RouteError::Malformed(format!("The evidence envelope could not be read: {e}."))
         })?;
         if let Some(rid) = &evidence.route_id {
-            if rid != id {
+            if id != rid.as_str() {
                 return Err(RouteError::Invalid(vec![FieldError::new(
                     "route_id",
                     FieldErrorCode::InvalidValue,
@@ -275,7 +256,7 @@ impl Routes {
     /// One try at committing a failure; `None` when a circuit moved on.
     async fn plan_failure(
         &self,
-        id: &str,
+        id: &RouteId,
         evidence: &Evidence,
         classification: &Classification,
         now: DateTime<Utc>,
@@ -283,7 +264,7 @@ impl Routes {
         let classification = classification.clone();
         let route = self.load(id).await?;
         let gate = EffectGate {
-            generation: route.generation,
+            generation: route.generation.get(),
             invocation_id: &route.invocation_id,
             prompt_generation: route.prompt_generation,
             reported_effects: route.effects,
@@ -310,7 +291,7 @@ impl Routes {
         if gate == GateVerdict::Stale || !accepts {
             return Ok(Some(stale_answer(classification, &route, now)));
         }
-        let profile = self.profiles.get(&route.profile_id).await.ok();
+        let profile = self.profiles.get(route.profile_id.as_str()).await.ok();
         let mut circuits = self.circuits().await?;
         let decided = plan::decide(
             &route,
@@ -330,7 +311,7 @@ impl Routes {
             now,
         });
         let mut commit = plan.commit;
-        commit.circuits = circuits.writes(&route.id);
+        commit.circuits = circuits.writes(route.id.as_str());
         let reopened: Vec<CircuitKey> = circuits
             .set
             .changes()
@@ -338,12 +319,7 @@ impl Routes {
             .filter(|c| c.kind() == "reopened")
             .map(|c| c.after.key)
             .collect();
-        let change = Change {
-            route: plan.route,
-            expected: Some(route.generation),
-            from: Some(route.state),
-            commit,
-        };
+        let change = Change::after(&route, plan.route, commit);
         match self.apply(change, event_kind::FAILURE).await {
             Ok(snapshot) => {
                 metrics::counter!("kandev_decisions_total", "decision" => plan.decision.kind.as_str())
@@ -390,7 +366,7 @@ impl Routes {
             return None;
         }
         if cache.is_none() {
-            let profile = self.profiles.get(&route.profile_id).await.ok();
+            let profile = self.profiles.get(route.profile_id.as_str()).await.ok();
             *cache = Some(profile.and_then(|p| {
                 p.candidates
                     .into_iter()
@@ -416,7 +392,7 @@ impl Routes {
     /// effect for an invocation that already failed and is waiting to be
     /// retried arrived out of order: replay is no longer safe, so the route
     /// stops for a person.
-    pub async fn report_effect(&self, id: &str, report: EffectReport) -> Result<RouteSnapshot> {
+    pub async fn report_effect(&self, id: &RouteId, report: EffectReport) -> Result<RouteSnapshot> {
         if report.kind.trim().is_empty() || report.kind.len() > 64 {
             return Err(RouteError::Invalid(vec![FieldError::out_of_range(
                 "kind", "length", 1, 64,
@@ -424,37 +400,13 @@ impl Routes {
         }
         for _ in 0..3 {
             let route = self.load(id).await?;
-            let same_invocation = report.invocation_id == route.invocation_id
-                && report.prompt_generation == route.prompt_generation;
-            let mut next = route.clone();
-            let (expected, kind) = if same_invocation && report.generation == route.generation {
-                next.effects += 1;
-                if let Some(s) = &report.provider_session_id {
-                    next.provider_session_id = Some(s.chars().take(200).collect());
-                }
-                (route.generation, event_kind::EFFECT)
-            } else if same_invocation
-                && report.generation < route.generation
-                && route.state.is_waiting()
-            {
-                next.generation += 1;
-                next.state = RouteState::ActionRequired;
-                next.pending = None;
-                next.reason = Some(StopReason::EffectAfterFailure);
-                (route.generation, event_kind::EFFECT)
-            } else {
-                // About an invocation the route has left behind.
+            let Some(next) = plan::effect(&route, &report) else {
                 return Ok(route.snapshot(self.now()));
             };
             match self
                 .apply(
-                    Change {
-                        route: next,
-                        expected: Some(expected),
-                        from: Some(route.state),
-                        commit: Commit::default(),
-                    },
-                    kind,
+                    Change::after(&route, next, Commit::default()),
+                    event_kind::EFFECT,
                 )
                 .await
             {
@@ -473,7 +425,7 @@ impl Routes {
     /// which the answer names.
     pub async fn report_success(
         &self,
-        id: &str,
+        id: &RouteId,
         report: InvocationReport,
     ) -> Result<RouteSnapshot> {
         for _ in 0..CIRCUIT_ATTEMPTS {
@@ -487,16 +439,7 @@ impl Routes {
             let Some(state) = machine::next(route.state, Trigger::Success) else {
                 return Err(self.invalid("success cannot be reported", &route));
             };
-            let mut next = route.clone();
-            next.state = state;
-            next.generation += 1;
-            next.pending = None;
-            next.reason = None;
-            next.new_cycle();
-            // The invocation is over: the next prompt is a new one, and effects
-            // of this one must not taint it.
-            next.new_invocation();
-            next.prompt_generation += 1;
+            let next = plan::success(&route, state);
             let mut commit = Commit::default();
             // Success proves the in-flight dispatch was delivered.
             if let Some(d) = self.claimed_dispatch(&route).await? {
@@ -508,9 +451,13 @@ impl Routes {
                 .candidate_if_circuits(&route, &circuits, &mut None)
                 .await;
             let closed = candidate
-                .map(|c| circuits.set.succeed((&c).into(), &route.id, self.now()))
+                .map(|c| {
+                    circuits
+                        .set
+                        .succeed((&c).into(), route.id.as_str(), self.now())
+                })
                 .unwrap_or_default();
-            commit.circuits = circuits.writes(&route.id);
+            commit.circuits = circuits.writes(route.id.as_str());
             match self
                 .apply_fenced(&route, next, commit, event_kind::SUCCESS)
                 .await
@@ -538,18 +485,7 @@ impl Routes {
         kind: &str,
     ) -> Result<RouteSnapshot> {
         let id = route.id.clone();
-        match self
-            .apply(
-                Change {
-                    route,
-                    expected: Some(from.generation),
-                    from: Some(from.state),
-                    commit,
-                },
-                kind,
-            )
-            .await
-        {
+        match self.apply(Change::after(from, route, commit), kind).await {
             Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
                 Err(RouteError::Stale(Box::new(self.get(&id).await?)))
             }
@@ -565,7 +501,7 @@ impl Routes {
     }
 
     /// Retry now, skip now, cancel or stop, fenced by the expected generation.
-    pub async fn act(&self, id: &str, req: ActionRequest) -> Result<RouteSnapshot> {
+    pub async fn act(&self, id: &RouteId, req: ActionRequest) -> Result<RouteSnapshot> {
         let route = self.load(id).await?;
         let now = self.now();
         // Cancelling or stopping a stopped route changes nothing: answer
@@ -584,53 +520,21 @@ impl Routes {
                 &route,
             ));
         };
-        let mut next = route.clone();
-        next.generation += 1;
-        next.pending = None;
-        next.reason = None;
-        next.state = state;
-        let mut commit = Commit::default();
-        let restarting = route.state == RouteState::ActionRequired;
-        match req.action {
-            Action::RetryNow => {
-                if restarting {
-                    next.new_cycle();
-                    let profile = self.profiles.get_usable(&route.profile_id).await?;
-                    let index = profile
-                        .candidates
-                        .iter()
-                        .position(|c| c.id == route.candidate.id)
-                        .unwrap_or(0);
-                    let candidate = profile
-                        .candidates
-                        .get(index)
-                        .ok_or(RouteError::ProfileUnusable("no candidates".into()))?;
-                    next.move_to(index, candidate);
-                } else {
-                    next.new_invocation();
-                }
-                let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
-                commit.dispatch = Some(next.dispatch(reason, now));
-            }
-            Action::SkipNow => {
-                if restarting {
-                    next.new_cycle();
-                }
-                let profile = self.profiles.get_usable(&route.profile_id).await?;
-                let mut circuits = self.circuits().await?;
-                let switched = plan::switch(&mut next, &profile, &mut circuits.set, now);
-                commit.circuits = circuits.writes(&route.id);
-                match switched {
-                    Some(d) => commit.dispatch = Some(d),
-                    None => {
-                        next.state = RouteState::ActionRequired;
-                        next.reason = Some(StopReason::NoEligibleCandidate);
-                    }
-                }
-            }
-            Action::Cancel => next.reason = Some(StopReason::CancelledByUser),
-            Action::Stop => next.reason = Some(StopReason::StoppedByUser),
-        }
+        let profile = if plan::action_needs_profile(&route, req.action) {
+            Some(self.profiles.get_usable(route.profile_id.as_str()).await?)
+        } else {
+            None
+        };
+        let mut circuits = self.circuits().await?;
+        let (next, mut commit) = plan::action(
+            &route,
+            req.action,
+            state,
+            profile.as_ref(),
+            &mut circuits.set,
+            now,
+        )?;
+        commit.circuits = circuits.writes(route.id.as_str());
         self.apply_fenced(&route, next, commit, event_kind::ACTION)
             .await
     }
@@ -638,7 +542,7 @@ impl Routes {
     /// Fires one due schedule if its generation is still the route's.
     /// Answers whether it created a dispatch.
     pub async fn fire(&self, schedule: &ScheduleRow) -> Result<bool> {
-        let route = match self.load(&schedule.route_id).await {
+        let route = match self.load(&RouteId(schedule.route_id.clone())).await {
             Ok(r) => r,
             Err(RouteError::NotFound(_)) => {
                 self.store.void_schedule(&schedule.id).await?;
@@ -647,7 +551,7 @@ impl Routes {
             Err(e) => return Err(e),
         };
         let Some(state) = machine::next(route.state, Trigger::Deadline)
-            .filter(|_| route.generation == schedule.generation)
+            .filter(|_| route.generation == Generation(schedule.generation))
         else {
             self.store.void_schedule(&schedule.id).await?;
             return Ok(false);
@@ -674,7 +578,7 @@ impl Routes {
                 &mut circuits.set,
                 now,
             );
-            plan.commit.circuits = circuits.writes(&route.id);
+            plan.commit.circuits = circuits.writes(route.id.as_str());
             let dispatched = plan.commit.dispatch.is_some();
             let lateness = (now.timestamp_millis() - schedule.deadline).max(0) as f64 / 1000.0;
             let change = Change {
@@ -731,7 +635,7 @@ impl Routes {
             .iter()
             .zip(plan::waiter_deadlines(&current, &hold, now))
         {
-            let route = match self.load(&w.route_id).await {
+            let route = match self.load(&RouteId(w.route_id.clone())).await {
                 Ok(r) => r,
                 Err(RouteError::NotFound(_)) => continue,
                 Err(e) => return Err(e),
@@ -739,7 +643,7 @@ impl Routes {
             let Ok(kind) = w.kind.parse::<PendingKind>() else {
                 continue;
             };
-            if route.generation != w.generation || !route.state.is_waiting() {
+            if route.generation != Generation(w.generation) || !route.state.is_waiting() {
                 continue;
             }
             if held.is_some() && crate::clock::from_ms(w.deadline) == deadline {

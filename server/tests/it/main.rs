@@ -2,8 +2,8 @@
 //! once per file (each link is large with the Leptos views inside).
 //!
 //! The classifier (`classify_*`: CLI contract, collisions, corpus,
-//! fixtures, the fuzz crate's dependencies, properties, registry), then the
-//! store, HTTP, route scenarios, races and crashes, most of which run on
+//! fixtures, the fuzz crate's dependencies, leaks, properties, registry,
+//! timing), then the store, HTTP, route scenarios, races and crashes, most of which run on
 //! SQLite and PostgreSQL
 //! (`on_both_engines!`); PostgreSQL is expected at TEST_POSTGRES_URL
 //! (default postgres://postgres@127.0.0.1:5432/test).
@@ -20,13 +20,16 @@ mod classify_collisions;
 mod classify_corpus;
 mod classify_fixtures;
 mod classify_fuzz_crate;
+mod classify_leaks;
 mod classify_properties;
 mod classify_registry;
+mod classify_timing;
 mod fake_provider;
 mod http_events;
 mod http_profiles;
 mod routes_attempts;
 mod routes_circuits;
+mod routes_corrupt;
 mod routes_crash;
 mod routes_races;
 mod routes_scenarios;

@@ -17,7 +17,7 @@ const ACCOUNT: &str = "account:anthropic/team-a";
 
 /// One candidate on Anthropic's `team-a` account that waits for a trusted
 /// reset (up to ten minutes) once, then stops.
-async fn profile(state: &AppState) -> String {
+async fn profile(state: &AppState) -> app::ids::ProfileId {
     let p = state
         .profiles
         .create(&json!({"name": "team-a", "candidates": [{
@@ -197,8 +197,8 @@ async fn two_hundred_routes_share_one_probe(engine: Engine) {
     assert_eq!(dispatched.len(), rest);
     let mut per_route: BTreeMap<String, usize> = BTreeMap::new();
     for id in &ids {
-        let ds = state.store.list_dispatches(id).await.unwrap();
-        per_route.insert(id.clone(), ds.len());
+        let ds = state.store.list_dispatches(id.as_str()).await.unwrap();
+        per_route.insert(id.to_string(), ds.len());
     }
     assert!(
         per_route.values().all(|n| *n == 1),
