@@ -35,7 +35,7 @@ use crate::classify::{Confidence, Scope};
 pub use app::circuit::CircuitScope;
 use app::policy::ErrorClass;
 use chrono::{DateTime, Duration, Utc};
-pub use set::{CircuitChange, CircuitSet};
+pub use set::{ChangeKind, CircuitChange, CircuitSet};
 
 /// The first cooldown without a reset hint.
 pub const BASE_COOLDOWN_SECONDS: i64 = 30;

@@ -19,16 +19,28 @@ pub struct CircuitChange {
     pub after: Circuit,
 }
 
+/// What a circuit change was, as its event names it (`circuit.opened`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::Display, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
+pub enum ChangeKind {
+    Opened,
+    Extended,
+    /// Its probe failed: open again.
+    Reopened,
+    ProbeClaimed,
+    Closed,
+}
+
 impl CircuitChange {
     /// The event's kind, from what changed.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ChangeKind {
         use CircuitState::*;
         match (self.before.as_ref().map(|c| &c.state), &self.after.state) {
-            (None | Some(Closed), Open { .. }) => "opened",
-            (Some(Open { .. }), Open { .. }) => "extended",
-            (Some(Probing { .. }), Open { .. }) => "reopened",
-            (_, Probing { .. }) => "probe_claimed",
-            (_, Closed) => "closed",
+            (None | Some(Closed), Open { .. }) => ChangeKind::Opened,
+            (Some(Open { .. }), Open { .. }) => ChangeKind::Extended,
+            (Some(Probing { .. }), Open { .. }) => ChangeKind::Reopened,
+            (_, Probing { .. }) => ChangeKind::ProbeClaimed,
+            (_, Closed) => ChangeKind::Closed,
         }
     }
 }
@@ -195,7 +207,7 @@ mod tests {
         );
         let changes = set.changes();
         assert_eq!(changes.len(), 1);
-        assert_eq!(changes[0].kind(), "opened");
+        assert_eq!(changes[0].kind(), ChangeKind::Opened);
         assert_eq!(changes[0].after.key, account());
         assert_eq!(set.hold(claude(), "r2", t(1)).until(), Some(t(900)));
         assert!(set.hold(claude(), "r1", t(1)).is_free());
@@ -227,7 +239,7 @@ mod tests {
         let mut a = CircuitSet::new(stored.clone());
         assert!(!a.dispatch(claude(), "r2", t(30)), "held before expiry");
         assert!(a.dispatch(claude(), "r2", t(60)), "expired: r2 probes");
-        assert_eq!(a.changes()[0].kind(), "probe_claimed");
+        assert_eq!(a.changes()[0].kind(), ChangeKind::ProbeClaimed);
         let probing: Vec<Circuit> = a.changes().into_iter().map(|c| c.after).collect();
         let mut b = CircuitSet::new(probing.clone());
         assert!(!b.dispatch(claude(), "r3", t(61)), "one probe at a time");
@@ -241,7 +253,7 @@ mod tests {
         );
         let mut ok = CircuitSet::new(probing.clone());
         assert_eq!(ok.succeed(claude(), "r2", t(70)), vec![account()]);
-        assert_eq!(ok.changes()[0].kind(), "closed");
+        assert_eq!(ok.changes()[0].kind(), ChangeKind::Closed);
         assert!(ok.hold(claude(), "r3", t(70)).is_free());
         let mut bad = CircuitSet::new(probing);
         bad.fail(
@@ -252,7 +264,7 @@ mod tests {
             "r2",
             t(70),
         );
-        assert_eq!(bad.changes()[0].kind(), "reopened");
+        assert_eq!(bad.changes()[0].kind(), ChangeKind::Reopened);
         assert_eq!(bad.hold(claude(), "r3", t(71)).until(), Some(t(500)));
         // A route that is not the holder succeeding closes nothing.
         let mut other = CircuitSet::new(stored);

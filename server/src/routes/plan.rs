@@ -1273,7 +1273,7 @@ mod tests {
             } else {
                 "opened"
             };
-            assert_eq!(changes[0].kind(), kind, "{name}");
+            assert_eq!(changes[0].kind().to_string(), kind, "{name}");
         }
     }
 
@@ -1350,7 +1350,9 @@ mod tests {
         assert_eq!(probe.route.state, RouteState::Retrying);
         assert!(probe.commit.dispatch.is_some());
         let taken = after.changes();
-        assert!(taken.iter().any(|c| c.kind() == "probe_claimed"));
+        assert!(taken
+            .iter()
+            .any(|c| c.kind() == circuits::ChangeKind::ProbeClaimed));
         // Anyone after it waits for the probe's outcome, until its lease ends.
         let mut other = waiter.clone();
         other.id = "r_other".into();

@@ -316,7 +316,7 @@ impl Routes {
             .set
             .changes()
             .into_iter()
-            .filter(|c| c.kind() == "reopened")
+            .filter(|c| c.kind() == crate::circuits::ChangeKind::Reopened)
             .map(|c| c.after.key)
             .collect();
         let change = Change::after(&route, plan.route, commit);
