@@ -166,27 +166,31 @@ fn scenarios() -> Vec<Scenario> {
             profile: "Demo: an unknown error stops for you",
             caller: CallerKind::Office,
             reference: "demo: unknown error",
+            // Codex first: the scenarios above open Anthropic's circuits,
+            // which would (rightly) steer a new route away from Claude.
             candidates: vec![
+                codex(),
                 claude(
                     class_policy(3, 3, 0, "skip"),
                     class_policy(0, 0, 300, "skip"),
                 ),
-                codex(),
             ],
-            scripts: vec![("demo-claude", vec![Sim::Fail(UNKNOWN)])],
+            scripts: vec![("demo-codex", vec![Sim::Fail(UNKNOWN)])],
         },
         Scenario {
             profile: "Demo: tool activity makes a retry unsafe",
             caller: CallerKind::Kanban,
             reference: "demo: tool activity",
             candidates: vec![
+                codex(),
                 claude(
                     class_policy(3, 3, 0, "skip"),
                     class_policy(0, 0, 300, "skip"),
                 ),
-                codex(),
             ],
-            scripts: vec![("demo-claude", vec![Sim::WorkThenFail(CAPACITY)])],
+            // A dropped stream would be retried, but not after the agent
+            // has already worked.
+            scripts: vec![("demo-codex", vec![Sim::WorkThenFail(STREAM_DROPPED)])],
         },
     ]
 }
@@ -195,6 +199,7 @@ fn scenarios() -> Vec<Scenario> {
 const CAPACITY: &str = "anthropic-529-overloaded-retry-after";
 const GEMINI_OVERLOADED: &str = "gemini-503-model-overloaded";
 const UNKNOWN: &str = "claude-code-tip-is-not-a-limit";
+const STREAM_DROPPED: &str = "codex-cli-stream-send-failed";
 const USAGE_LIMIT: &str = "claude-code-usage-epoch-headless";
 
 /// A fixture's evidence items, without its timestamp.
@@ -437,6 +442,10 @@ mod tests {
             "model_capacity"
         );
         assert_eq!(classify(&fixture_items(UNKNOWN)).0, "unknown");
+        assert_eq!(
+            classify(&fixture_items(STREAM_DROPPED)).0,
+            "network_unavailable"
+        );
         let (code, reset) = classify(&usage_limit(RESET_IN_SECONDS));
         assert_eq!(code, "quota_limited");
         let left = (reset.expect("a reset") - chrono::Utc::now()).num_seconds();
