@@ -5,6 +5,8 @@
 //! While the server renders a page, the same calls go straight to the
 //! [`Backend`] the server provides as context — no HTTP round trip to itself.
 
+use crate::circuit::CircuitList;
+use crate::ids::Generation;
 use crate::policy::FieldError;
 use crate::profile::Profile;
 use crate::route::{Action, Attempt, RouteSnapshot};
@@ -49,20 +51,7 @@ pub enum ErrorCode {
     Other(String),
 }
 
-impl From<String> for ErrorCode {
-    fn from(s: String) -> ErrorCode {
-        match s.parse() {
-            Ok(c) => c,
-            Err(_) => ErrorCode::Other(s),
-        }
-    }
-}
-
-impl From<ErrorCode> for String {
-    fn from(c: ErrorCode) -> String {
-        c.to_string()
-    }
-}
+open_wire_names!(ErrorCode);
 
 /// The error body every API failure answers with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,6 +108,8 @@ pub trait Backend: Send + Sync {
     async fn get_route(&self, id: &str) -> Result<RouteSnapshot, ApiError>;
     /// A route's attempt history, newest first.
     async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError>;
+    /// Every shared resource circuit.
+    async fn list_circuits(&self) -> Result<CircuitList, ApiError>;
 }
 
 #[cfg(feature = "ssr")]
@@ -191,13 +182,25 @@ pub async fn route_attempts(id: String) -> Result<Vec<Attempt>, ApiError> {
     }
 }
 
+/// Every shared resource circuit, not closed ones first.
+pub async fn list_circuits() -> Result<CircuitList, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.list_circuits().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get("/api/v1/circuits").await
+    }
+}
+
 /// Sends a manual action (`retry_now`, `skip_now`, `cancel`, `stop`) fenced
 /// by the generation the page shows. A stale generation answers 409 with
 /// the authoritative route in [`ApiError::route`].
 pub async fn act_on_route(
     id: &str,
     action: Action,
-    expected_generation: i64,
+    expected_generation: Generation,
 ) -> Result<RouteSnapshot, ApiError> {
     browser::send(
         "POST",

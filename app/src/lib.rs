@@ -1,22 +1,35 @@
 //! Provider Error Recovery: the web app and the policy core.
 //!
 //! Layout:
-//! - [`policy`]: the version-1 class policy document — limits, validation,
-//!   schedule, legacy normalisation. Pure Rust, shared by server and browser.
+//! - [`policy`]: the version-1 class policy document — limits, the
+//!   field-error reader, validation, schedule, legacy normalisation. Pure
+//!   Rust, shared by server and browser.
 //! - [`profile`]: dynamic profiles on the wire and their validation.
-//! - [`route`]: route snapshots, attempts and events on the wire, the
-//!   typed vocabulary (decisions, stop reasons, outcomes, dispatch and
-//!   schedule states) and SPEC.md's state table ([`route::machine`]).
+//! - [`route`]: route snapshots, attempts, dispatches and events on the
+//!   wire, the typed vocabulary (decisions, stop reasons, outcomes,
+//!   dispatch and schedule states) and SPEC.md's state table
+//!   ([`route::machine`]).
+//! - [`circuit`]: shared resource circuits on the wire.
 //! - [`words`]: wording for people, made from those values in one place.
-//! - [`api`]: the browser's (and server renderer's) access to the REST API.
-//! - [`pages`] and [`components`]: the Leptos UI — profile settings and the
-//!   live route panels.
+//! - [`ids`]: `RouteId`, `ProfileId` and `Generation` as types.
+//! - `names`: the `wire_names!` declaration every wire enum uses, so serde
+//!   and string names come from one rule.
+//! - [`api`]: the browser's (and server renderer's) access to the REST
+//!   API, and its error body with typed [`api::ErrorCode`]s.
+//! - [`pages`] and [`components`]: the Leptos UI — profile settings, the
+//!   live route panels and the circuits page.
 //!
 //! Compiled twice: with `ssr` into the server, with `hydrate` into WASM.
 #![forbid(unsafe_code)]
 
+// First: the macros below use it.
+#[macro_use]
+mod names;
+
 pub mod api;
+pub mod circuit;
 pub mod components;
+pub mod ids;
 pub mod pages;
 pub mod policy;
 pub mod profile;
@@ -69,6 +82,7 @@ pub fn App() -> impl IntoView {
                 <nav aria-label="Main">
                     <A href="/profiles">"Profiles"</A>
                     <A href="/routes">"Routes"</A>
+                    <A href="/circuits">"Circuits"</A>
                 </nav>
             </header>
             <main>
@@ -79,6 +93,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles/:id") view=pages::profile::ProfilePage/>
                     <Route path=path!("/routes") view=pages::routes::RoutesPage/>
                     <Route path=path!("/routes/:id") view=pages::routes::RoutePage/>
+                    <Route path=path!("/circuits") view=pages::circuits::CircuitsPage/>
                 </Routes>
             </main>
         </Router>

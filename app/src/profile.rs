@@ -4,9 +4,11 @@
 //! browser runs, so a profile the form accepts is a profile the server
 //! accepts.
 
+use crate::ids::ProfileId;
 use crate::policy::class::builtin_class_of;
 use crate::policy::limits::*;
-use crate::policy::validate::{read_candidate_policy, Errors, Obj};
+use crate::policy::reader::{Errors, Obj};
+use crate::policy::validate::read_candidate_policy;
 use crate::policy::{
     describe, retry_schedule, CandidatePolicy, ErrorClass, FieldError, FieldErrorCode,
 };
@@ -24,6 +26,11 @@ pub struct Candidate {
     pub model_id: String,
     /// Opaque reference to the caller's own agent profile.
     pub profile_ref: String,
+    /// A non-secret name for the provider account this candidate uses
+    /// (`team-a`), so candidates on one account share its circuit. Without
+    /// one, two candidates cannot be proven to share an account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_ref: Option<String>,
     pub policy: CandidatePolicy,
 }
 
@@ -40,7 +47,8 @@ pub struct ConfigurationError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Profile {
-    pub id: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub id: ProfileId,
     pub name: String,
     /// Increases by one on every update; `PUT` must send the one it read.
     pub revision: i64,
@@ -81,6 +89,35 @@ pub struct ProfileDraft {
     pub candidates: Vec<Candidate>,
     /// The revision an update was based on (`None` on create).
     pub revision: Option<i64>,
+}
+
+// The shape `read_profile` reads, for the OpenAPI document: the reader
+// walks the JSON itself so that it can address every problem to its field.
+/// A profile as clients send it to create, update or validate. `revision`
+/// is required on update; candidate `id`s are optional on create.
+#[cfg(feature = "ssr")]
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ProfileWrite {
+    pub name: String,
+    pub revision: Option<i64>,
+    pub candidates: Vec<CandidateWrite>,
+}
+
+/// A candidate as clients send it. Without `policy`, both classes skip
+/// immediately.
+#[cfg(feature = "ssr")]
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CandidateWrite {
+    pub id: Option<String>,
+    pub label: String,
+    pub agent: String,
+    pub provider_id: Option<String>,
+    pub model_id: Option<String>,
+    pub profile_ref: Option<String>,
+    /// A non-secret name of the provider account (`team-a`): candidates
+    /// naming the same one share its circuit.
+    pub account_ref: Option<String>,
+    pub policy: Option<CandidatePolicy>,
 }
 
 /// What the request is for: updates must carry the revision they read.
@@ -201,6 +238,7 @@ fn read_candidate(
                 "provider_id",
                 "model_id",
                 "profile_ref",
+                "account_ref",
                 "policy",
             ],
             errs,
@@ -211,6 +249,7 @@ fn read_candidate(
         let provider_id = o.opt_string("provider_id", MAX_IDENT_CHARS, errs);
         let model_id = o.opt_string("model_id", MAX_IDENT_CHARS, errs);
         let profile_ref = o.opt_string("profile_ref", MAX_IDENT_CHARS, errs);
+        let account_ref = read_account_ref(&o, errs);
         // A candidate without a policy gets the default: immediate skip.
         let policy = match o.get("policy") {
             Some(p) => read_candidate_policy(p, &o.at("policy"), class_of, errs),
@@ -223,9 +262,35 @@ fn read_candidate(
             provider_id: provider_id.unwrap_or_default(),
             model_id: model_id.unwrap_or_default(),
             profile_ref: profile_ref.unwrap_or_default(),
+            account_ref,
             policy: policy?,
         })
     })
+}
+
+/// The optional `account_ref`: a short name (letters, digits, `.`, `-`,
+/// `_`), never an e-mail address or an account number's punctuation, since
+/// it is shown to people and becomes part of a circuit's key. Absent, null
+/// or blank mean no account is named.
+fn read_account_ref(o: &Obj<'_>, errs: &mut Errors) -> Option<String> {
+    if matches!(o.get("account_ref"), None | Some(Value::Null)) {
+        return None;
+    }
+    let s = o
+        .opt_string("account_ref", MAX_IDENT_CHARS, errs)
+        .filter(|s| !s.is_empty())?;
+    let plain = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if !plain {
+        errs.push(FieldError::new(
+            o.at("account_ref"),
+            FieldErrorCode::InvalidValue,
+            "use a short non-secret name: letters, digits, `.`, `-` and `_`",
+        ));
+        return None;
+    }
+    Some(s)
 }
 
 /// Validates with the built-in registry and placeholder ids: what the browser
@@ -413,6 +478,33 @@ mod tests {
         assert_eq!(next(&profile(&["solo"]), "solo", &["solo"]), None);
         // A candidate removed from the profile: start from the top.
         assert_eq!(next(&p, "gone", &[]), Some(0));
+    }
+
+    #[test]
+    fn an_account_ref_is_optional_and_a_plain_name() {
+        let with = |a: Value| {
+            read(
+                json!({"name": "n", "candidates": [{"label": "A", "agent": "x", "account_ref": a}]}),
+                Intent::Create,
+            )
+        };
+        let account = |a: Value| with(a).map(|d| d.candidates[0].account_ref.clone());
+        assert_eq!(account(json!("team-a")), Ok(Some("team-a".into())));
+        assert_eq!(account(json!(" ")), Ok(None));
+        assert_eq!(account(Value::Null), Ok(None));
+        let d = read(
+            json!({"name": "n", "candidates": [{"label": "A", "agent": "x"}]}),
+            Intent::Create,
+        )
+        .unwrap();
+        assert_eq!(d.candidates[0].account_ref, None);
+        // Absent stays absent on the wire: older clients see no new field.
+        let wire = serde_json::to_value(&d.candidates[0]).unwrap();
+        assert!(wire.get("account_ref").is_none());
+        for bad in [json!("me@example.com"), json!(42)] {
+            let errs = with(bad).unwrap_err();
+            assert_eq!(errs[0].field, "candidates[0].account_ref");
+        }
     }
 
     #[test]

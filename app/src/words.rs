@@ -9,6 +9,7 @@
 //! Causes are written from the stable code ([`safe_cause`]), never from
 //! provider text.
 
+use crate::circuit::{CircuitHold, CircuitScope, CircuitStatus, CircuitView};
 use crate::policy::{describe, ClassPolicy, ErrorClass, OnExhausted};
 use crate::profile::Profile;
 use crate::route::{
@@ -325,6 +326,78 @@ pub fn policy_words(a: &Attempt) -> String {
     }
 }
 
+// The runner's terminal lines: lower-case phrases that continue a sentence.
+
+/// Where a decision sends the route, for the runner's line about a failure
+/// answer: "retry 2 of 3", "skip to Codex", "stop: not the provider's error".
+pub fn decision_next(
+    kind: DecisionKind,
+    retry_ordinal: Option<u32>,
+    max_retries: Option<u32>,
+    route: &RouteSnapshot,
+) -> String {
+    match kind {
+        DecisionKind::Retry => format!(
+            "retry {} of {}",
+            retry_ordinal.unwrap_or(0),
+            max_retries.unwrap_or(0)
+        ),
+        DecisionKind::WaitForReset => "wait for the provider's reset, then try once more".into(),
+        DecisionKind::Skip => match route.state {
+            RouteState::Switching => format!("skip to {}", route.candidate.label),
+            _ => "skip, but no other candidate is left".into(),
+        },
+        DecisionKind::Stop => "stop for a person (the candidate's policy)".into(),
+        DecisionKind::Stale => "ignored: the report was about an earlier attempt".into(),
+        DecisionKind::Unclassified => "stop: the error was not recognised".into(),
+        DecisionKind::NotProvider => "stop: not the provider's error".into(),
+        DecisionKind::EffectUnsafe => {
+            "stop: the agent already produced output or used tools".into()
+        }
+    }
+}
+
+/// What a waiting route waits for: "retry 2 of 3 of Claude Code (Sonnet)
+/// after Provider overloaded (529)".
+pub fn awaited(route: &RouteSnapshot) -> String {
+    let after = cause(route)
+        .map(|c| format!(" after {c}"))
+        .unwrap_or_default();
+    let who = &route.candidate.label;
+    match (route.state, &route.pending) {
+        (RouteState::RetryWait, Some(p)) if p.kind == PendingKind::Retry => format!(
+            "retry {} of {} of {who}{after}",
+            p.retry_ordinal, p.max_retries
+        ),
+        (RouteState::WaitingForReset, _) | (_, Some(_)) => {
+            format!("{who}'s provider reset{after}, then one more try")
+        }
+        (RouteState::Switching, _) => format!("the switch to {who}{after}"),
+        (RouteState::Retrying, _) => format!("the retry of {who} to be handed out"),
+        _ => who.to_string(),
+    }
+}
+
+/// Why the route stopped, and what a person can do.
+pub fn stopped_words(route: &RouteSnapshot, page: &str) -> Vec<String> {
+    let reason = route
+        .reason
+        .as_ref()
+        .map(reason_words)
+        .unwrap_or_else(|| "Automatic recovery stopped.".into());
+    let mut lines = vec![format!(
+        "stopped for a person on {}: {reason}",
+        route.candidate.label
+    )];
+    if let Some(c) = cause(route) {
+        lines.push(format!("last error: {c}"));
+    }
+    lines.push(format!(
+        "open {page} to retry the same candidate, skip to the next one, or leave it stopped"
+    ));
+    lines
+}
+
 /// A plain cause written from the code: what the UI and events show
 /// instead of provider text.
 pub fn safe_cause(code: &str) -> String {
@@ -354,9 +427,105 @@ pub fn safe_cause(code: &str) -> String {
     text.to_string()
 }
 
+/// How the classifier judged an attempt's evidence, from the
+/// classification kept with it: "High confidence · provider scope · rule
+/// anthropic.overloaded · retry after 12 s". `None` for attempts recorded
+/// before the whole classification was kept.
+pub fn classification_words(a: &Attempt) -> Option<String> {
+    let c = a.classification.as_ref()?;
+    let text = |k: &str| c.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
+    let mut parts = Vec::new();
+    if let Some(confidence) = text("confidence") {
+        let mut chars = confidence.chars();
+        let first: String = chars
+            .next()
+            .into_iter()
+            .flat_map(char::to_uppercase)
+            .collect();
+        parts.push(format!("{first}{} confidence", chars.as_str()));
+    }
+    if let Some(scope) = text("scope") {
+        parts.push(format!("{scope} scope"));
+    }
+    if let Some(rule) = text("classifier_rule") {
+        parts.push(format!("rule {rule}"));
+    }
+    if let Some(phase) = text("phase") {
+        parts.push(format!("during {}", phase.replace('_', " ")));
+    }
+    if let Some(secs) = c.get("retry_after_seconds").and_then(|v| v.as_f64()) {
+        let secs = secs.round().max(0.0) as u64;
+        parts.push(format!(
+            "retry after {}",
+            crate::policy::schedule::format_duration(secs)
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// A provider id as people write it (`anthropic` → "Anthropic").
+fn provider_words(id: &str) -> String {
+    let mut chars = id.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// A circuit's resource for people: "Anthropic", "Anthropic account
+/// team-a", "Anthropic model claude-sonnet-4-5", "Agent profile claude".
+pub fn circuit_label(scope: CircuitScope, resource: &str) -> String {
+    let (provider, rest) = resource.split_once('/').unwrap_or((resource, ""));
+    match scope {
+        CircuitScope::Provider => provider_words(resource),
+        CircuitScope::Account => format!("{} account {rest}", provider_words(provider)),
+        CircuitScope::Model => format!("{} model {rest}", provider_words(provider)),
+        CircuitScope::Profile => format!("Agent profile {resource}"),
+    }
+}
+
+/// A circuit's state in a word.
+pub fn circuit_status_words(status: CircuitStatus) -> &'static str {
+    match status {
+        CircuitStatus::Closed => "Working",
+        CircuitStatus::Open => "Paused",
+        CircuitStatus::Probing => "Probing",
+    }
+}
+
+fn routes_waiting(n: i64) -> String {
+    match n {
+        1 => "1 route waiting".to_string(),
+        n => format!("{n} routes waiting"),
+    }
+}
+
+/// Why a route waits, when a circuit holds it: "Anthropic account team-a
+/// paused until 15:00 — 37 routes waiting, one probe at 15:00". `until` is
+/// the hold's deadline as the panel shows times; `circuit` is the circuit
+/// as last listed (for the count), when known.
+pub fn circuit_hold_words(
+    hold: &CircuitHold,
+    circuit: Option<&CircuitView>,
+    until: &str,
+) -> String {
+    let label = circuit_label(hold.scope, &hold.resource);
+    let waiting = circuit
+        .map(|c| format!(" — {}", routes_waiting(c.routes_waiting.max(1))))
+        .unwrap_or_default();
+    if hold.awaiting_probe {
+        format!("{label} is being probed by another route{waiting}; this one goes after its outcome, by {until}")
+    } else if waiting.is_empty() {
+        format!("{label} paused until {until}, then one probe")
+    } else {
+        format!("{label} paused until {until}{waiting}, one probe at {until}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::Generation;
     use crate::policy::CandidatePolicy;
     use crate::profile::Candidate;
     use crate::route::{Caller, CandidateRef, LastFailure, Pending};
@@ -375,7 +544,7 @@ mod tests {
                 reference: "task-1".into(),
             },
             state,
-            generation: 2,
+            generation: Generation(2),
             cycle: 1,
             candidate: CandidateRef {
                 index: 0,
@@ -403,6 +572,7 @@ mod tests {
             outcome_after: outcome,
             code: "provider_overloaded".into(),
             class: ErrorClass::Transient,
+            circuit: None,
         });
         r.last_failure = Some(LastFailure {
             code: "provider_overloaded".into(),
@@ -421,6 +591,7 @@ mod tests {
             provider_id: String::new(),
             model_id: String::new(),
             profile_ref: String::new(),
+            account_ref: None,
             policy: CandidatePolicy {
                 version: 1,
                 transient: Default::default(),
@@ -444,7 +615,7 @@ mod tests {
     fn attempt(excerpt: &str, decision: DecisionKind, policy: serde_json::Value) -> Attempt {
         Attempt {
             seq: 1,
-            generation: 1,
+            generation: Generation(1),
             cycle: 1,
             candidate: CandidateRef::default(),
             invocation_id: "inv".into(),
@@ -463,6 +634,7 @@ mod tests {
                 until: t("2026-11-30T12:00:05Z"),
             },
             created_at: t("2026-11-30T12:00:00Z"),
+            classification: None,
         }
     }
 
@@ -575,7 +747,7 @@ mod tests {
         assert!(is_newer(&b, &a));
         assert!(!is_newer(&a, &b));
         let mut c = a.clone();
-        c.generation = 1;
+        c.generation = Generation(1);
         c.updated_at = t("2026-11-30T13:00:00Z");
         assert!(!is_newer(&c, &a));
     }
@@ -613,6 +785,77 @@ mod tests {
         assert_eq!(
             reason_words(&StopReason::Other("something_new".into())),
             "Automatic recovery stopped (something new)."
+        );
+    }
+
+    #[test]
+    fn circuits_say_what_is_paused_how_long_and_for_how_many() {
+        assert_eq!(
+            circuit_label(CircuitScope::Provider, "anthropic"),
+            "Anthropic"
+        );
+        assert_eq!(
+            circuit_label(CircuitScope::Account, "anthropic/team-a"),
+            "Anthropic account team-a"
+        );
+        assert_eq!(
+            circuit_label(CircuitScope::Model, "openai/gpt-4o"),
+            "Openai model gpt-4o"
+        );
+        assert_eq!(
+            circuit_label(CircuitScope::Profile, "claude"),
+            "Agent profile claude"
+        );
+        let hold = CircuitHold {
+            scope: CircuitScope::Account,
+            resource: "anthropic/team-a".into(),
+            until: t("2026-11-30T15:00:00Z"),
+            awaiting_probe: false,
+        };
+        let view = CircuitView {
+            scope: CircuitScope::Account,
+            resource: "anthropic/team-a".into(),
+            label: "Anthropic account team-a".into(),
+            state: CircuitStatus::Open,
+            until: Some(t("2026-11-30T15:00:00Z")),
+            probe_holder: None,
+            probe_until: None,
+            routes_waiting: 37,
+            code: "quota_limited".into(),
+            openings: 1,
+            changed_at: t("2026-11-30T12:00:00Z"),
+        };
+        assert_eq!(
+            circuit_hold_words(&hold, Some(&view), "15:00"),
+            "Anthropic account team-a paused until 15:00 — 37 routes waiting, one probe at 15:00"
+        );
+        assert_eq!(
+            circuit_hold_words(&hold, None, "15:00"),
+            "Anthropic account team-a paused until 15:00, then one probe"
+        );
+        let probing = CircuitHold {
+            awaiting_probe: true,
+            ..hold
+        };
+        assert_eq!(
+            circuit_hold_words(&probing, Some(&CircuitView { routes_waiting: 1, ..view }), "15:10"),
+            "Anthropic account team-a is being probed by another route — 1 route waiting; this one goes after its outcome, by 15:10"
+        );
+        assert_eq!(circuit_status_words(CircuitStatus::Open), "Paused");
+    }
+
+    #[test]
+    fn an_attempt_says_how_its_evidence_was_judged() {
+        let mut a = attempt("HTTP 529", DecisionKind::Retry, serde_json::Value::Null);
+        assert_eq!(classification_words(&a), None);
+        a.classification = Some(serde_json::json!({
+            "code": "provider_overloaded", "confidence": "high", "scope": "provider",
+            "classifier_rule": "anthropic.overloaded", "phase": "session_init",
+            "retry_after_seconds": 12.0, "reset_at": "2026-11-30T12:00:12Z"
+        }));
+        assert_eq!(
+            classification_words(&a).as_deref(),
+            Some("High confidence · provider scope · rule anthropic.overloaded · during session init · retry after 12 s")
         );
     }
 }

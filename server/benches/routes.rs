@@ -18,7 +18,7 @@
 use app::route::{Caller, CallerKind};
 use serde_json::json;
 use server::clock::{Clock, SharedClock};
-use server::http::{AppState, Setup};
+use server::http::{AppState, Server, Setup};
 use server::routes::CreateRoute;
 use server::store::{self, DynStore};
 use sqlx::Connection;
@@ -28,13 +28,7 @@ use std::time::Instant;
 const WORKERS: usize = 8;
 
 fn state(store: DynStore, clock: SharedClock) -> AppState {
-    AppState::new(&Setup {
-        store,
-        clock,
-        site_root: "target/site".into(),
-        max_body_bytes: 1 << 20,
-        test_clock: false,
-    })
+    AppState::new(&Setup::new(store, clock))
 }
 
 fn overloaded(route: &app::route::RouteSnapshot) -> serde_json::Value {
@@ -44,7 +38,7 @@ fn overloaded(route: &app::route::RouteSnapshot) -> serde_json::Value {
                       "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}]})
 }
 
-async fn profile(s: &AppState, initial_seconds: u32) -> String {
+async fn profile(s: &AppState, initial_seconds: u32) -> app::ids::ProfileId {
     let policy = json!({"version": 1,
         "transient": {"retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": initial_seconds},
                       "wait_for_reset": {"enabled": false}, "on_exhausted": "skip"},
@@ -58,13 +52,13 @@ async fn profile(s: &AppState, initial_seconds: u32) -> String {
 
 /// Creates `n` routes on `profile_id` and reports one failure for each from
 /// `WORKERS` tasks; answers (failure reports per second).
-async fn report_failures(s: &AppState, profile_id: &str, n: usize) -> f64 {
+async fn report_failures(s: &AppState, profile_id: &app::ids::ProfileId, n: usize) -> f64 {
     let mut routes = Vec::with_capacity(n);
     for chunk in (0..n).collect::<Vec<_>>().chunks(WORKERS * 64) {
         let mut tasks = Vec::new();
         for i in chunk {
             let r = s.routes.clone();
-            let p = profile_id.to_string();
+            let p = profile_id.clone();
             let i = *i;
             tasks.push(tokio::spawn(async move {
                 r.create(CreateRoute {
@@ -162,8 +156,10 @@ async fn run(engine: &str, url: &str, pending: usize) {
     drop(s);
     let t = Instant::now();
     let store = store::connect(url).await.unwrap();
-    let s = state(store.clone(), clock.clone());
-    server::scheduler::reconcile(&s.routes).await.unwrap();
+    let server = Server::start(state(store.clone(), clock.clone()))
+        .await
+        .unwrap();
+    let s = server.state.clone();
     let next = store.next_deadline().await.unwrap();
     let reconcile = t.elapsed();
     assert!(next.is_some());
@@ -173,7 +169,6 @@ async fn run(engine: &str, url: &str, pending: usize) {
     );
 
     // 3. Timer lateness: 1,000 schedules falling due over the next 10 s.
-    let timers = tokio::spawn(server::scheduler::run(s.routes.clone(), store.clone()));
     let soon = profile(&s, 1).await;
     let started = Instant::now();
     let due = 1_000;
@@ -210,8 +205,7 @@ async fn run(engine: &str, url: &str, pending: usize) {
         }
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
-    s.routes.signals().shutdown.cancel();
-    let _ = timers.await;
+    server.stop().await;
     let late = lateness(url, engine).await;
     println!(
         "timer lateness with {pending} pending: p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms ({} fired)",

@@ -1,18 +1,34 @@
-//! Provider Error Recovery service.
+//! Provider Error Recovery service: classifies AI coding agent failures
+//! and recovers from them durably.
 //!
-//! Layout:
+//! Layout, in the order a failure travels:
 //! - [`classify`]: evidence envelopes → classifications, driven by the data
 //!   catalogue in `catalogue/`. The only place that reads provider text.
+//! - [`recovery`]: the evaluator and the effect-safety gate — pure
+//!   functions from a classified failure and a policy to a `Decision`.
+//! - [`routes`]: durable routes — the failure planner (pure), dispatch
+//!   claims and acknowledgements, and the thin service that commits one
+//!   generation-fenced transaction per transition. The state table it
+//!   obeys is `app::route::machine`, shared with the browser.
+//! - [`scheduler`]: the durable timer loop over schedule rows and restart
+//!   reconciliation.
 //! - [`circuits`]: shared resource circuits (pure core): which resource a
 //!   failure names, when it opens, the one probe, eligibility.
 //! - [`profiles`]: dynamic profiles — validation, legacy normalisation,
 //!   optimistic concurrency — over the store.
-//! - [`clock`]: the one injectable source of time.
-//! - [`store`]: persistence behind one trait, SQLite and PostgreSQL.
-//! - [`http`]: the REST API, OpenAPI document, health and the Leptos pages.
-//! - [`config`]: command-line and environment configuration.
+//! - [`store`]: persistence behind one trait, SQLite and PostgreSQL from
+//!   the same SQL.
+//! - [`http`]: the REST API and its OpenAPI document from one route list,
+//!   health probes, the Leptos pages, and [`http::Server`], the one place
+//!   a server is assembled.
 //! - [`runner`]: `kandev-recovery run` — drives real agent CLIs (plain
 //!   output, their JSON event streams, or ACP) through the service.
+//! - [`clock`]: the one injectable source of time.
+//! - [`config`]: command-line and environment configuration.
+//! - [`telemetry`]: structured logs.
+//!
+//! Wire types, wording and the policy document live in the `app` crate,
+//! which the browser runs too.
 #![forbid(unsafe_code)]
 // Leptos view types nest deeply; their Send checks need more room.
 #![recursion_limit = "256"]

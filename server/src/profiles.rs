@@ -4,6 +4,7 @@
 
 use crate::clock::{from_ms, SharedClock};
 use crate::store::{DynStore, ProfileRow, StoreError};
+use app::ids::ProfileId;
 use app::policy::{ErrorClass, FieldError};
 use app::profile::{
     read_profile, Candidate, ConfigurationError, Intent, Profile, ProfileDraft, ValidationReport,
@@ -160,7 +161,7 @@ impl Profiles {
     /// while its stored text stays untouched for repair.
     async fn load(&self, row: ProfileRow) -> Profile {
         let mut profile = Profile {
-            id: row.id.clone(),
+            id: ProfileId(row.id.clone()),
             name: row.name.clone(),
             revision: row.revision,
             candidates: Vec::new(),
@@ -213,7 +214,7 @@ impl Profiles {
         }
         let profile = self.create(&example_profile()).await?;
         self.store
-            .set_setting_once("seeded_example", &profile.id)
+            .set_setting_once("seeded_example", profile.id.as_str())
             .await?;
         Ok(Some(profile))
     }

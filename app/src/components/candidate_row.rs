@@ -148,6 +148,7 @@ pub fn CandidateRow(
                     <TextField id=format!("{id}-provider") label="Provider" value=candidate.provider_id errors field=path("provider_id") placeholder="anthropic"/>
                     <TextField id=format!("{id}-model") label="Model" value=candidate.model_id errors field=path("model_id") placeholder="claude-sonnet-4-5"/>
                     <TextField id=format!("{id}-ref") label="Profile reference" value=candidate.profile_ref errors field=path("profile_ref") placeholder="optional"/>
+                    <TextField id=format!("{id}-account") label="Account (shared circuit)" value=candidate.account_ref errors field=path("account_ref") placeholder="optional, e.g. team-a"/>
                 </fieldset>
                 <div class="policy-area">
                     <ClassPolicyEditor id=format!("{id}-transient") draft=candidate.transient path=class_path(PolicyClass::Transient) errors/>

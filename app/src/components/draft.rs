@@ -188,6 +188,8 @@ pub struct CandidateDraft {
     pub provider_id: RwSignal<String>,
     pub model_id: RwSignal<String>,
     pub profile_ref: RwSignal<String>,
+    /// The non-secret account name; blank sends none.
+    pub account_ref: RwSignal<String>,
     pub transient: ClassDraft,
     pub hard: ClassDraft,
     pub expanded: RwSignal<bool>,
@@ -203,6 +205,7 @@ impl CandidateDraft {
             provider_id: RwSignal::new(c.provider_id.clone()),
             model_id: RwSignal::new(c.model_id.clone()),
             profile_ref: RwSignal::new(c.profile_ref.clone()),
+            account_ref: RwSignal::new(c.account_ref.clone().unwrap_or_default()),
             transient: ClassDraft::new(PolicyClass::Transient, &c.policy.transient),
             hard: ClassDraft::new(PolicyClass::Hard, &c.policy.hard),
             expanded: RwSignal::new(false),
@@ -227,6 +230,7 @@ impl CandidateDraft {
             provider_id: RwSignal::new(String::new()),
             model_id: RwSignal::new(String::new()),
             profile_ref: RwSignal::new(String::new()),
+            account_ref: RwSignal::new(String::new()),
             transient: ClassDraft::new(PolicyClass::Transient, &policy.transient),
             hard: ClassDraft::new(PolicyClass::Hard, &policy.hard),
             expanded: RwSignal::new(true),
@@ -255,6 +259,10 @@ impl CandidateDraft {
         });
         if let Some(id) = &self.id {
             v["id"] = json!(id);
+        }
+        let account = self.account_ref.get();
+        if !account.trim().is_empty() {
+            v["account_ref"] = json!(account);
         }
         v
     }

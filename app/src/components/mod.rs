@@ -1,5 +1,6 @@
 //! UI building blocks. Components render and forward events; the rules
-//! they show come from [`crate::policy`].
+//! they show come from [`crate::policy`] and [`crate::route::machine`],
+//! their wording from [`crate::words`].
 
 pub mod candidate_row;
 pub mod draft;

@@ -5,7 +5,8 @@
 use super::draft::{ClassDraft, DurationDraft, Unit, INTERVAL_UNITS, WAIT_UNITS};
 use super::field::{Errors, FieldMessage};
 use crate::policy::limits::*;
-use crate::policy::validate::{read_class_policy, Errors as ReadErrors};
+use crate::policy::reader::Errors as ReadErrors;
+use crate::policy::validate::read_class_policy;
 use crate::policy::{describe, OnExhausted, PolicyClass};
 use leptos::prelude::*;
 

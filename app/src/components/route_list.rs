@@ -20,7 +20,9 @@ pub struct RouteFilter {
 
 impl RouteFilter {
     fn admits(&self, r: &RouteSnapshot) -> bool {
-        self.profile_id.as_ref().is_none_or(|p| *p == r.profile_id)
+        self.profile_id
+            .as_ref()
+            .is_none_or(|p| r.profile_id == *p.as_str())
             && !(self.active_only
                 && matches!(r.state, RouteState::Completed | RouteState::Cancelled))
     }
@@ -101,7 +103,7 @@ pub fn RouteList(
                         key=|r| (r.id.clone(), r.generation, r.updated_at)
                         let:route
                     >
-                        <RouteCard profile=names.with_value(|n| n.get(&route.profile_id).cloned()) route/>
+                        <RouteCard profile=names.with_value(|n| n.get(route.profile_id.as_str()).cloned()) route/>
                     </For>
                 </ul>
             </Show>
@@ -132,7 +134,7 @@ fn RouteCard(route: RouteSnapshot, profile: Option<String>) -> impl IntoView {
                 </span>
                 <span class="muted">{details.join(" · ")}</span>
                 {profile.map(|p| view! { <span class="muted route-card-profile">{format!("Profile: {p}")}</span> })}
-                <span class="route-id">{route.id.clone()}</span>
+                <span class="route-id">{route.id.to_string()}</span>
             </a>
         </li>
     }

@@ -11,6 +11,8 @@
 
 use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
 use crate::api::{self, ApiError};
+use crate::circuit::CircuitView;
+use crate::ids::Generation;
 use crate::profile::Profile;
 use crate::route::machine::valid_actions;
 use crate::route::Action;
@@ -27,17 +29,24 @@ pub struct RoutePageData {
     /// `None` when the profile is gone or unreadable; the panel then names
     /// no next candidate.
     pub profile: Option<Profile>,
+    /// The shared circuits (to say how many routes wait with this one).
+    pub circuits: Vec<CircuitView>,
 }
 
 impl RoutePageData {
     pub async fn load(id: String) -> Result<RoutePageData, ApiError> {
         let route = api::get_route(id.clone()).await?;
         let attempts = api::route_attempts(id).await?;
-        let profile = api::get_profile(route.profile_id.clone()).await.ok();
+        let profile = api::get_profile(route.profile_id.to_string()).await.ok();
+        let circuits = api::list_circuits()
+            .await
+            .map(|l| l.circuits)
+            .unwrap_or_default();
         Ok(RoutePageData {
             route,
             attempts,
             profile,
+            circuits,
         })
     }
 }
@@ -49,6 +58,7 @@ struct LiveRoute {
     snapshot: RwSignal<RouteSnapshot>,
     attempts: RwSignal<Vec<Attempt>>,
     profile: RwSignal<Option<Profile>>,
+    circuits: RwSignal<Vec<CircuitView>>,
     /// Server clock minus browser clock (ms), once measured in the browser.
     offset_ms: RwSignal<Option<f64>>,
 }
@@ -59,7 +69,11 @@ impl LiveRoute {
     /// may be replays from before a reconnection.
     fn accept(self, next: RouteSnapshot, fresh: bool) {
         // Answers can arrive after the panel is gone: then there is nothing to do.
-        if self.id.try_get_value().is_none_or(|id| id != next.id) {
+        if self
+            .id
+            .try_get_value()
+            .is_none_or(|id| next.id != *id.as_str())
+        {
             return;
         }
         self.observe(&next, fresh);
@@ -70,9 +84,13 @@ impl LiveRoute {
             return;
         }
         let failed_again = next.generation != current.generation;
+        let held = next.pending.as_ref().is_some_and(|p| p.circuit.is_some());
         self.snapshot.set(next);
         if failed_again {
             self.reload_attempts();
+        }
+        if held {
+            self.reload_circuits();
         }
     }
 
@@ -111,6 +129,16 @@ impl LiveRoute {
         });
     }
 
+    /// The waiting count beside a circuit hold is the circuit's, so it is
+    /// re-read whenever the route is (still) held.
+    fn reload_circuits(self) {
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = api::list_circuits().await {
+                self.circuits.try_set(list.circuits);
+            }
+        });
+    }
+
     /// Re-reads everything after (re)connecting to the event stream.
     fn refresh(self) {
         let Some(id) = self.id.try_get_value() else {
@@ -118,7 +146,7 @@ impl LiveRoute {
         };
         leptos::task::spawn_local(async move {
             if let Ok(route) = api::get_route(id).await {
-                let profile_id = route.profile_id.clone();
+                let profile_id = route.profile_id.to_string();
                 self.accept(route, true);
                 if let Ok(p) = api::get_profile(profile_id).await {
                     self.profile.try_set(Some(p));
@@ -155,10 +183,11 @@ enum Notice {
 #[component]
 pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
     let live = LiveRoute {
-        id: StoredValue::new(data.route.id.clone()),
+        id: StoredValue::new(data.route.id.to_string()),
         snapshot: RwSignal::new(data.route),
         attempts: RwSignal::new(data.attempts),
         profile: RwSignal::new(data.profile),
+        circuits: RwSignal::new(data.circuits),
         offset_ms: RwSignal::new(None),
     };
     let clock = use_browser_clock();
@@ -171,7 +200,7 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
         move || live.refresh(),
     );
 
-    let notice = RwSignal::new(None::<(i64, Notice)>);
+    let notice = RwSignal::new(None::<(Generation, Notice)>);
     let busy = RwSignal::new(false);
     let act = move |action: Action| {
         let generation = live.snapshot.get_untracked().generation;
@@ -237,6 +266,16 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
         snapshot.with(|s| retry_words(s, newest.as_ref()))
     };
     let deadline = move || snapshot.with(|s| s.pending.as_ref().map(|p| p.deadline));
+    let hold_line = move || {
+        let hold = snapshot.with(|s| s.pending.as_ref().and_then(|p| p.circuit.clone()))?;
+        let until = show_time(hold.until, clock.get().is_some());
+        Some(live.circuits.with(|all| {
+            let circuit = all
+                .iter()
+                .find(|c| c.scope == hold.scope && c.resource == hold.resource);
+            circuit_hold_words(&hold, circuit, &until)
+        }))
+    };
     let reason_line = move || {
         snapshot.with(|s| {
             (s.state == RouteState::ActionRequired)
@@ -299,6 +338,12 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
                             </dd>
                         </div>
                     }
+                })}
+                {move || hold_line().map(|text| view! {
+                    <div class="fact fact-wide">
+                        <dt>"Waiting for"</dt>
+                        <dd class="route-circuit"><a href="/circuits">{text}</a></dd>
+                    </div>
                 })}
                 {move || reason_line().map(|text| view! {
                     <div class="fact">
@@ -388,6 +433,7 @@ fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
                     " · "
                     <span class="muted">{class_words(class)}</span>
                 </span>
+                {classification_words(&attempt).map(|w| view! { <span class="judged muted">{w}</span> })}
             </td>
             <td data-label="Decision">{decision_words(&attempt)}</td>
             <td data-label="Deadline">

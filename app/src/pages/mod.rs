@@ -1,5 +1,6 @@
 //! One module per page.
 
+pub mod circuits;
 pub mod profile;
 pub mod profiles;
 pub mod routes;

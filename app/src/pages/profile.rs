@@ -151,7 +151,7 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
             let result = if creating {
                 api::create_profile(body).await
             } else {
-                api::update_profile(&id, body).await
+                api::update_profile(id.as_str(), body).await
             };
             match result {
                 Ok(saved) if creating => {

@@ -15,7 +15,7 @@ async fn load_list() -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiE
     let routes = api::list_routes(None).await?;
     let names = api::list_profiles()
         .await
-        .map(|ps| ps.into_iter().map(|p| (p.id, p.name)).collect())
+        .map(|ps| ps.into_iter().map(|p| (p.id.to_string(), p.name)).collect())
         .unwrap_or_default();
     Ok((routes, names))
 }
@@ -70,7 +70,7 @@ pub fn RoutePage() -> impl IntoView {
                             <Title text=format!("{title} · Provider Error Recovery")/>
                             <h1>{title}</h1>
                             <p class="route-meta muted">
-                                <span class="route-meta-item">"Route "<code class="route-id">{id}</code></span>
+                                <span class="route-meta-item">"Route "<code class="route-id">{id.to_string()}</code></span>
                                 {profile.map(|(pid, name)| view! {
                                     <span class="route-meta-item">"Profile "<a href=format!("/profiles/{pid}")>{name}</a></span>
                                 })}

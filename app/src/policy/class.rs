@@ -1,45 +1,18 @@
 //! Error classes. Two are configurable ([`PolicyClass`]); the classifier can
 //! also answer `not_provider` or `unclassified`, which no policy acts on.
 
-use serde::{Deserialize, Serialize};
-
-/// Every class a classification can carry.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum ErrorClass {
-    Transient,
-    Hard,
-    NotProvider,
-    Unclassified,
+wire_names! {
+    /// Every class a classification can carry.
+    #[derive(PartialOrd, Ord)]
+    pub enum ErrorClass {
+        Transient,
+        Hard,
+        NotProvider,
+        Unclassified,
+    }
 }
 
 impl ErrorClass {
-    pub const ALL: &'static [ErrorClass] = <ErrorClass as strum::VariantArray>::VARIANTS;
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<ErrorClass> {
-        s.parse().ok()
-    }
-
     /// The policy class that governs this error class, if any. `not_provider`
     /// and `unclassified` never reach a policy.
     pub fn policy_class(self) -> Option<PolicyClass> {
@@ -51,35 +24,12 @@ impl ErrorClass {
     }
 }
 
-/// The two classes a candidate configures.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum PolicyClass {
-    Transient,
-    Hard,
-}
-
-impl PolicyClass {
-    pub const ALL: &'static [PolicyClass] = <PolicyClass as strum::VariantArray>::VARIANTS;
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
+wire_names! {
+    /// The two classes a candidate configures.
+    #[derive(PartialOrd, Ord)]
+    pub enum PolicyClass {
+        Transient,
+        Hard,
     }
 }
 

@@ -6,39 +6,15 @@ use super::class::PolicyClass;
 use super::limits::POLICY_VERSION;
 use serde::{Deserialize, Serialize};
 
-/// What to do once retries and reset waiting are used up (or disabled).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    Default,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum OnExhausted {
-    /// Exclude the candidate for this route cycle and move to the next one.
-    #[default]
-    Skip,
-    /// Stop the route for a person (`action_required`).
-    Stop,
-}
-
-impl OnExhausted {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<OnExhausted> {
-        s.parse().ok()
+wire_names! {
+    /// What to do once retries and reset waiting are used up (or disabled).
+    #[derive(Default)]
+    pub enum OnExhausted {
+        /// Exclude the candidate for this route cycle and move to the next one.
+        #[default]
+        Skip,
+        /// Stop the route for a person (`action_required`).
+        Stop,
     }
 }
 

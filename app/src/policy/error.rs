@@ -5,47 +5,27 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Machine-readable reason of a [`FieldError`].
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum FieldErrorCode {
-    /// A required field is absent.
-    Required,
-    /// The value has the wrong JSON type (a string where a number belongs).
-    InvalidType,
-    /// A number that must be a whole number is not.
-    NotInteger,
-    /// A number or length outside its bounds (`min` / `max` say which).
-    OutOfRange,
-    /// A string outside its allowed set (`on_exhausted: "pause"`).
-    InvalidValue,
-    /// A field this version of the document does not define.
-    UnknownField,
-    /// `version` is not one this build understands.
-    UnsupportedVersion,
-    /// Two items that must differ do not (duplicate candidate ids).
-    Duplicate,
-    /// A legacy document that cannot be mapped to version 1.
-    LegacyUnmappable,
-}
-
-impl FieldErrorCode {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+wire_names! {
+    /// Machine-readable reason of a [`FieldError`].
+    pub enum FieldErrorCode {
+        /// A required field is absent.
+        Required,
+        /// The value has the wrong JSON type (a string where a number belongs).
+        InvalidType,
+        /// A number that must be a whole number is not.
+        NotInteger,
+        /// A number or length outside its bounds (`min` / `max` say which).
+        OutOfRange,
+        /// A string outside its allowed set (`on_exhausted: "pause"`).
+        InvalidValue,
+        /// A field this version of the document does not define.
+        UnknownField,
+        /// `version` is not one this build understands.
+        UnsupportedVersion,
+        /// Two items that must differ do not (duplicate candidate ids).
+        Duplicate,
+        /// A legacy document that cannot be mapped to version 1.
+        LegacyUnmappable,
     }
 }
 

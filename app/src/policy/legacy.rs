@@ -28,7 +28,7 @@ use super::class::{ErrorClass, PolicyClass};
 use super::document::{CandidatePolicy, ClassPolicy, OnExhausted, RetryPolicy};
 use super::error::{FieldError, FieldErrorCode};
 use super::limits::{LEGACY_RETRY_SAME_DELAY_SECONDS, POLICY_VERSION};
-use super::validate::{join, Errors, Obj};
+use super::reader::{join, Errors, Obj};
 use serde_json::Value;
 
 /// A legacy action, ordered from most to least automatic work.

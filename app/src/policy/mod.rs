@@ -8,8 +8,10 @@
 //!
 //! - [`limits`]: the backend-owned bounds, as named constants.
 //! - [`document`]: the typed document ([`CandidatePolicy`], [`ClassPolicy`]).
-//! - [`validate`]: reading untrusted JSON into the typed document, collecting
-//!   every problem as a field-addressable [`FieldError`].
+//! - [`reader`]: the field-error reader toolkit — reading untrusted JSON
+//!   while collecting every problem as a field-addressable [`FieldError`].
+//! - [`validate`]: the version-1 document read with it.
+//! - [`error`]: [`FieldError`], the one shape of a validation problem.
 //! - [`schedule`]: the exponential retry delays a policy implies.
 //! - [`legacy`]: one-time normalisation of `retry_same` / `try_next` / `stop`
 //!   documents and their per-code rules.
@@ -20,6 +22,7 @@ pub mod document;
 pub mod error;
 pub mod legacy;
 pub mod limits;
+pub mod reader;
 pub mod schedule;
 pub mod validate;
 

@@ -5,72 +5,39 @@
 //! serde and `strum` both apply (checked by the tests below).
 
 use super::RouteState;
+use crate::ids::Generation;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// Why a failure authorises no automatic recovery.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Rejection {
-    /// Evidence for another generation or invocation: nothing changes.
-    Stale,
-    /// Unknown, low-confidence or conflicting evidence.
-    Unclassified,
-    /// Not the provider's failure (context window, tool failure, …).
-    NotProvider,
-    /// Output or tool activity may already have happened: replay is unsafe.
-    EffectUnsafe,
+wire_names! {
+    /// Why a failure authorises no automatic recovery.
+    pub enum Rejection {
+        /// Evidence for another generation or invocation: nothing changes.
+        Stale,
+        /// Unknown, low-confidence or conflicting evidence.
+        Unclassified,
+        /// Not the provider's failure (context window, tool failure, …).
+        NotProvider,
+        /// Output or tool activity may already have happened: replay is unsafe.
+        EffectUnsafe,
+    }
 }
 
-/// A decision as the API names it (`decision.kind`, an attempt's
-/// `decision`): the four policy outcomes or a rejection.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub enum DecisionKind {
-    WaitForReset,
-    Retry,
-    Skip,
-    Stop,
-    Stale,
-    Unclassified,
-    NotProvider,
-    EffectUnsafe,
-}
-
-impl DecisionKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+wire_names! {
+    /// A decision as the API names it (`decision.kind`, an attempt's
+    /// `decision`): the four policy outcomes or a rejection.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum DecisionKind {
+        WaitForReset,
+        Retry,
+        Skip,
+        Stop,
+        Stale,
+        Unclassified,
+        NotProvider,
+        EffectUnsafe,
     }
 }
 
@@ -125,20 +92,7 @@ impl From<Rejection> for StopReason {
     }
 }
 
-impl From<String> for StopReason {
-    fn from(s: String) -> StopReason {
-        match s.parse() {
-            Ok(r) => r,
-            Err(_) => StopReason::Other(s),
-        }
-    }
-}
-
-impl From<StopReason> for String {
-    fn from(r: StopReason) -> String {
-        r.to_string()
-    }
-}
+open_wire_names!(StopReason);
 
 /// Where a failure report left the route (a decision's and an attempt's
 /// `outcome`). On the wire it is one short label —
@@ -160,7 +114,10 @@ pub enum RouteOutcome {
     /// Now in `state`, with nothing pending.
     In(RouteState),
     /// Nothing changed: the report was about an attempt the route left.
-    Unchanged { generation: i64, state: RouteState },
+    Unchanged {
+        generation: Generation,
+        state: RouteState,
+    },
 }
 
 const STOPPED: &str = "action_required: ";
@@ -207,7 +164,7 @@ impl FromStr for RouteOutcome {
                 .and_then(|r| r.split_once(" ("))
                 .ok_or_else(unknown)?;
             return Ok(RouteOutcome::Unchanged {
-                generation: generation.parse().map_err(|_| unknown())?,
+                generation: Generation(generation.parse().map_err(|_| unknown())?),
                 state: state.parse().map_err(|_| unknown())?,
             });
         }
@@ -303,7 +260,7 @@ pub(crate) mod tests {
             (RouteOutcome::In(RouteState::Active), "active"),
             (
                 RouteOutcome::Unchanged {
-                    generation: 4,
+                    generation: Generation(4),
                     state: RouteState::Retrying,
                 },
                 "unchanged: the route is at generation 4 (retrying)",

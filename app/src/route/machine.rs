@@ -17,39 +17,19 @@
 //! from the same table.
 
 use super::RouteState;
-use serde::{Deserialize, Serialize};
-use strum::VariantArray;
 
-/// A manual route action, as `POST /routes/{id}/actions` names it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub enum Action {
-    RetryNow,
-    SkipNow,
-    Cancel,
-    Stop,
+wire_names! {
+    /// A manual route action, as `POST /routes/{id}/actions` names it.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum Action {
+        RetryNow,
+        SkipNow,
+        Cancel,
+        Stop,
+    }
 }
 
 impl Action {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The trigger this action is in the state table.
     pub fn trigger(self) -> Trigger {
         match self {
@@ -65,7 +45,7 @@ impl Action {
 /// move the route. (`cancel` and `stop` of a stopped route are allowed,
 /// being idempotent, but change nothing.)
 pub fn valid_actions(state: RouteState) -> Vec<Action> {
-    Action::VARIANTS
+    Action::ALL
         .iter()
         .copied()
         .filter(|a| next(state, a.trigger()).is_some_and(|to| to != state))

@@ -1,6 +1,9 @@
 //! Routes on the wire: snapshots, attempts, dispatches and events, as the
-//! API returns them and the route panels render them. Shared by server and
-//! browser; no logic beyond naming.
+//! API returns them and the route panels render them, with the states and
+//! kinds they carry. Shared by server and browser. Beside them:
+//! [`decision`] (what a failure led to: decision kinds, stop reasons,
+//! outcomes) and [`machine`] (SPEC.md's state table and the manual actions
+//! it allows).
 
 pub mod decision;
 pub mod machine;
@@ -8,96 +11,47 @@ pub mod machine;
 pub use decision::{DecisionKind, Rejection, RouteOutcome, StopReason};
 pub use machine::Action;
 
+use crate::ids::{Generation, ProfileId, RouteId};
 use crate::policy::{ErrorClass, OnExhausted};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// SPEC.md's route states (plus the terminal `completed` / `cancelled`).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub enum RouteState {
-    /// The current candidate is working (or about to be prompted).
-    Active,
-    /// A retry of the same candidate is scheduled.
-    RetryWait,
-    /// Waiting for a trusted provider reset time.
-    WaitingForReset,
-    /// A retry (or post-reset attempt) has been dispatched and is in flight.
-    Retrying,
-    /// Moving to the next candidate: a switch dispatch is pending.
-    Switching,
-    /// Automatic recovery stopped; a person decides.
-    ActionRequired,
-    Completed,
-    Cancelled,
+wire_names! {
+    /// SPEC.md's route states (plus the terminal `completed` / `cancelled`).
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum RouteState {
+        /// The current candidate is working (or about to be prompted).
+        Active,
+        /// A retry of the same candidate is scheduled.
+        RetryWait,
+        /// Waiting for a trusted provider reset time.
+        WaitingForReset,
+        /// A retry (or post-reset attempt) has been dispatched and is in flight.
+        Retrying,
+        /// Moving to the next candidate: a switch dispatch is pending.
+        Switching,
+        /// Automatic recovery stopped; a person decides.
+        ActionRequired,
+        Completed,
+        Cancelled,
+    }
 }
 
 impl RouteState {
-    pub const ALL: &'static [RouteState] = <RouteState as strum::VariantArray>::VARIANTS;
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<RouteState> {
-        s.parse().ok()
-    }
-
     /// States with a pending schedule (a deadline the backend owns).
     pub fn is_waiting(self) -> bool {
         matches!(self, RouteState::RetryWait | RouteState::WaitingForReset)
     }
 }
 
-/// Who drives the route.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub enum CallerKind {
-    Kanban,
-    Workflow,
-    Utility,
-    Office,
-}
-
-impl CallerKind {
-    pub const ALL: &'static [CallerKind] = <CallerKind as strum::VariantArray>::VARIANTS;
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<CallerKind> {
-        s.parse().ok()
+wire_names! {
+    /// Who drives the route.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum CallerKind {
+        Kanban,
+        Workflow,
+        Utility,
+        Office,
     }
 }
 
@@ -118,32 +72,12 @@ pub struct CandidateRef {
     pub label: String,
 }
 
-/// What the route does next, when it is waiting.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub enum PendingKind {
-    Retry,
-    ResetWait,
-}
-
-impl PendingKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+wire_names! {
+    /// What the route does next, when it is waiting.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum PendingKind {
+        Retry,
+        ResetWait,
     }
 }
 
@@ -162,6 +96,10 @@ pub struct Pending {
     pub code: String,
     #[cfg_attr(feature = "ssr", schema(value_type = String, example = "transient"))]
     pub class: ErrorClass,
+    /// A shared circuit holding the candidate: the deadline is its, not
+    /// the policy's (absent when the policy alone set the deadline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub circuit: Option<crate::circuit::CircuitHold>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,11 +119,14 @@ pub struct LastFailure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RouteSnapshot {
-    pub id: String,
-    pub profile_id: String,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub id: RouteId,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub profile_id: ProfileId,
     pub caller: Caller,
     pub state: RouteState,
-    pub generation: i64,
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
+    pub generation: Generation,
     pub cycle: i64,
     pub candidate: CandidateRef,
     pub invocation_id: String,
@@ -208,7 +149,8 @@ pub struct RouteSnapshot {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Attempt {
     pub seq: i64,
-    pub generation: i64,
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
+    pub generation: Generation,
     pub cycle: i64,
     pub candidate: CandidateRef,
     pub invocation_id: String,
@@ -230,37 +172,25 @@ pub struct Attempt {
     #[cfg_attr(feature = "ssr", schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00"))]
     pub outcome: RouteOutcome,
     pub created_at: DateTime<Utc>,
+    /// The whole classification the decision was made from (the failure
+    /// report's `classification`), as it was then; absent on attempts
+    /// recorded before it was kept.
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub classification: Option<serde_json::Value>,
 }
 
-/// Why a dispatch exists.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub enum DispatchReason {
-    Retry,
-    ResetRetry,
-    Switch,
+wire_names! {
+    /// Why a dispatch exists.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum DispatchReason {
+        Retry,
+        ResetRetry,
+        Switch,
+    }
 }
 
 impl DispatchReason {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
     /// The reason for the attempt a pending schedule of `kind` starts.
     pub fn after(kind: Option<PendingKind>) -> DispatchReason {
         match kind {
@@ -270,59 +200,31 @@ impl DispatchReason {
     }
 }
 
-/// Where a dispatch is in its life: handed out with a lease, then
-/// acknowledged; voided when its generation is left behind.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum DispatchState {
-    /// Waiting to be claimed.
-    Pending,
-    /// Handed to a caller with a lease, not yet acknowledged.
-    Claimed,
-    /// The caller delivered the prompt.
-    Acked,
-    /// Its generation was left behind.
-    Void,
+wire_names! {
+    /// Where a dispatch is in its life: handed out with a lease, then
+    /// acknowledged; voided when its generation is left behind.
+    pub enum DispatchState {
+        /// Waiting to be claimed.
+        Pending,
+        /// Handed to a caller with a lease, not yet acknowledged.
+        Claimed,
+        /// The caller delivered the prompt.
+        Acked,
+        /// Its generation was left behind.
+        Void,
+    }
 }
 
-/// Where a schedule (a durable timer row) is in its life.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum ScheduleState {
-    /// Waiting for its deadline.
-    Armed,
-    /// Its deadline came and it created a dispatch.
-    Fired,
-    /// Its generation was left behind.
-    Void,
+wire_names! {
+    /// Where a schedule (a durable timer row) is in its life.
+    pub enum ScheduleState {
+        /// Waiting for its deadline.
+        Armed,
+        /// Its deadline came and it created a dispatch.
+        Fired,
+        /// Its generation was left behind.
+        Void,
+    }
 }
 
 /// The backend telling a caller to deliver the prompt to a candidate.
@@ -330,8 +232,10 @@ pub enum ScheduleState {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Dispatch {
     pub id: String,
-    pub route_id: String,
-    pub generation: i64,
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
+    pub route_id: RouteId,
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
+    pub generation: Generation,
     pub invocation_id: String,
     pub prompt_generation: i64,
     pub candidate: CandidateRef,
@@ -350,7 +254,10 @@ pub mod event_kind {
     pub const SUCCESS: &str = "route.success";
     pub const DISPATCH_ACKED: &str = "route.dispatch_acked";
     pub const AMBIGUOUS: &str = "route.ambiguous";
-    pub const ALL: [&str; 8] = [
+    /// A deadline came (or a circuit changed) while a shared circuit held
+    /// the candidate: the wait moved, the route stayed where it was.
+    pub const HELD: &str = "route.held";
+    pub const ALL: [&str; 9] = [
         CREATED,
         FAILURE,
         FIRED,
@@ -359,6 +266,7 @@ pub mod event_kind {
         SUCCESS,
         DISPATCH_ACKED,
         AMBIGUOUS,
+        HELD,
     ];
 }
 

@@ -19,10 +19,23 @@
 //! (expired, a route claims the probe) → `probing` → success: `closed`, the
 //! waiters released a few at a time; failure: `open` again with the new
 //! hint. A probe whose holder never reports is released after its lease.
+//!
+//! The route whose failure opened a circuit is its *owner*: SPEC.md has
+//! "a per-candidate policy controls the current route response; circuit
+//! state prevents concurrent sessions from creating a retry herd". So the
+//! owner's own policy keeps pacing it (its 5, 10, 20 s retries, or its
+//! switch to the next candidate), and each of its attempts on the resource
+//! is the probe. The circuit exists to hold back everyone else.
+
+pub mod row;
+pub mod set;
+pub mod view;
 
 use crate::classify::{Confidence, Scope};
+pub use app::circuit::CircuitScope;
 use app::policy::ErrorClass;
 use chrono::{DateTime, Duration, Utc};
+pub use set::{ChangeKind, CircuitChange, CircuitSet};
 
 /// The first cooldown without a reset hint.
 pub const BASE_COOLDOWN_SECONDS: i64 = 30;
@@ -35,26 +48,6 @@ pub const RELEASE_BATCH: usize = 5;
 /// …this far apart.
 pub const RELEASE_SPACING_MS: i64 = 1_000;
 
-/// What kind of resource a circuit guards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CircuitScope {
-    Provider,
-    Account,
-    Model,
-    Profile,
-}
-
-impl CircuitScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CircuitScope::Provider => "provider",
-            CircuitScope::Account => "account",
-            CircuitScope::Model => "model",
-            CircuitScope::Profile => "profile",
-        }
-    }
-}
-
 /// One shared resource: the scope and a stable, non-secret name for it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CircuitKey {
@@ -62,6 +55,29 @@ pub struct CircuitKey {
     /// `anthropic`, `anthropic/acct-team-a`, `anthropic/claude-sonnet-4-5`,
     /// or the profile reference.
     pub resource: String,
+}
+
+/// `provider:anthropic`: how a schedule names the circuit it waits for.
+impl std::fmt::Display for CircuitKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.scope, self.resource)
+    }
+}
+
+impl std::str::FromStr for CircuitKey {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CircuitKey, String> {
+        let (scope, resource) = s
+            .split_once(':')
+            .ok_or_else(|| format!("circuit key `{s}` has no scope"))?;
+        Ok(CircuitKey {
+            scope: scope
+                .parse()
+                .map_err(|_| format!("circuit key `{s}` has an unknown scope"))?,
+            resource: resource.to_string(),
+        })
+    }
 }
 
 /// What the key needs to know about the candidate that failed.
@@ -75,7 +91,36 @@ pub struct Resource<'a> {
     pub profile_ref: &'a str,
 }
 
+impl<'a> From<&'a app::profile::Candidate> for Resource<'a> {
+    fn from(c: &'a app::profile::Candidate) -> Resource<'a> {
+        Resource {
+            provider_id: &c.provider_id,
+            model_id: &c.model_id,
+            account_ref: c.account_ref.as_deref(),
+            profile_ref: &c.profile_ref,
+        }
+    }
+}
+
 impl CircuitKey {
+    /// Every circuit a candidate is on: whichever of them is not closed
+    /// can hold it back.
+    pub fn all_for(r: Resource<'_>) -> Vec<CircuitKey> {
+        let scopes = [
+            Scope::Provider,
+            Scope::Model,
+            Scope::Account,
+            Scope::Profile,
+        ];
+        let mut keys: Vec<CircuitKey> = scopes
+            .into_iter()
+            .filter_map(|s| CircuitKey::for_failure(Some(s), r))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
     /// The resource a failure of `scope` names, or `None` (request scope,
     /// unknown scope, or nothing to name the resource by).
     pub fn for_failure(scope: Option<Scope>, r: Resource<'_>) -> Option<CircuitKey> {
@@ -124,6 +169,9 @@ pub struct Circuit {
     pub openings: u32,
     /// The code that opened it last (`quota_limited`), for people.
     pub code: String,
+    /// The route whose failure opened it: its own retries stay paced by
+    /// its policy, each one the probe.
+    pub owner: Option<String>,
     pub changed_at: DateTime<Utc>,
 }
 
@@ -148,14 +196,16 @@ pub fn cooldown(openings: u32) -> Duration {
     Duration::seconds(seconds.min(MAX_COOLDOWN_SECONDS))
 }
 
-/// Opens (or extends) a circuit for a qualifying failure. A circuit that
-/// is already open keeps the later of its deadline and the new one, so a
-/// shorter hint never shortens it; a probing circuit is left to its probe.
+/// Opens (or extends) a circuit for a qualifying failure of `route`. A
+/// circuit that is already open keeps the later of its deadline and the
+/// new one, so a shorter hint never shortens it, and keeps its owner; a
+/// probing circuit is left to its probe.
 pub fn open(
     existing: Option<&Circuit>,
     key: CircuitKey,
     code: &str,
     failure: &FailureFacts,
+    route: &str,
     now: DateTime<Utc>,
 ) -> Option<Circuit> {
     if !qualifies(failure) {
@@ -167,15 +217,18 @@ pub fn open(
         Some(CircuitState::Closed) | None => existing.map_or(0, |c| c.openings) + 1,
     };
     let until = deadline(failure.reset_at, openings, now);
-    let until = match existing.map(|c| &c.state) {
-        Some(CircuitState::Open { until: old }) => until.max(*old),
-        _ => until,
+    let (until, owner) = match existing.map(|c| (&c.state, &c.owner)) {
+        Some((CircuitState::Open { until: old }, owner)) => {
+            (until.max(*old), owner.clone().or(Some(route.to_string())))
+        }
+        _ => (until, Some(route.to_string())),
     };
     Some(Circuit {
         key,
         state: CircuitState::Open { until },
         openings,
         code: code.to_string(),
+        owner,
         changed_at: now,
     })
 }
@@ -188,11 +241,12 @@ fn deadline(reset_at: Option<DateTime<Utc>>, openings: u32, now: DateTime<Utc>) 
     }
 }
 
-/// `route` asks to probe: granted when the circuit is open and expired, or
-/// probing with a lease that ran out. Exactly one holder at a time.
+/// `route` asks to probe: granted when the circuit is open and expired (or
+/// the route is its owner), or probing with a lease that ran out. Exactly
+/// one holder at a time.
 pub fn claim_probe(c: &Circuit, route: &str, now: DateTime<Utc>) -> Option<Circuit> {
     let free = match &c.state {
-        CircuitState::Open { until } => now >= *until,
+        CircuitState::Open { until } => now >= *until || c.owner.as_deref() == Some(route),
         CircuitState::Probing { lease_until, .. } => now >= *lease_until,
         CircuitState::Closed => false,
     };
@@ -212,6 +266,7 @@ pub fn probe_succeeded(c: &Circuit, route: &str, now: DateTime<Utc>) -> Option<C
         CircuitState::Probing { holder, .. } if holder == route => Some(Circuit {
             state: CircuitState::Closed,
             openings: 0,
+            owner: None,
             changed_at: now,
             ..c.clone()
         }),
@@ -238,6 +293,7 @@ pub fn probe_failed(
     if !qualifies(failure) {
         return Some(Circuit {
             state: CircuitState::Open { until: now },
+            owner: None,
             changed_at: now,
             ..c.clone()
         });
@@ -249,9 +305,29 @@ pub fn probe_failed(
         },
         openings,
         code: code.to_string(),
+        // Its owner keeps probing at its own policy's pace.
+        owner: Some(route.to_string()),
         changed_at: now,
         key: c.key.clone(),
     })
+}
+
+/// What a failure of `route` on `key` does to that circuit: the probe it
+/// holds failed, or the circuit opens or extends. `None`: unchanged.
+pub fn on_failure(
+    existing: Option<&Circuit>,
+    key: CircuitKey,
+    code: &str,
+    failure: &FailureFacts,
+    route: &str,
+    now: DateTime<Utc>,
+) -> Option<Circuit> {
+    match existing {
+        Some(c) if matches!(&c.state, CircuitState::Probing { holder, .. } if holder == route) => {
+            probe_failed(c, route, code, failure, now)
+        }
+        _ => open(existing, key, code, failure, route, now),
+    }
 }
 
 /// What a route may do with a candidate on this circuit.
@@ -261,26 +337,97 @@ pub enum Eligibility {
     /// Ineligible until then (open): a retry or wait moves its deadline
     /// there, a switch looks for another candidate.
     BlockedUntil(DateTime<Utc>),
-    /// Another route is probing: wait for its outcome.
+    /// Another route is probing: wait for its outcome (at the latest
+    /// until its lease ends).
     AwaitingProbe {
         holder: String,
+        lease_until: DateTime<Utc>,
     },
-    /// Expired and unclaimed: this route may take the probe.
+    /// Expired and unclaimed (or the route is its owner): this route may
+    /// go, and its attempt is the probe.
     ProbeAvailable,
 }
 
 pub fn eligibility(c: Option<&Circuit>, route: &str, now: DateTime<Utc>) -> Eligibility {
     match c.map(|c| &c.state) {
         None | Some(CircuitState::Closed) => Eligibility::Eligible,
+        Some(CircuitState::Open { .. }) if c.and_then(|c| c.owner.as_deref()) == Some(route) => {
+            Eligibility::ProbeAvailable
+        }
         Some(CircuitState::Open { until }) if now < *until => Eligibility::BlockedUntil(*until),
         Some(CircuitState::Open { .. }) => Eligibility::ProbeAvailable,
         Some(CircuitState::Probing { holder, .. }) if holder == route => Eligibility::Eligible,
         Some(CircuitState::Probing { lease_until, .. }) if now >= *lease_until => {
             Eligibility::ProbeAvailable
         }
-        Some(CircuitState::Probing { holder, .. }) => Eligibility::AwaitingProbe {
+        Some(CircuitState::Probing {
+            holder,
+            lease_until,
+        }) => Eligibility::AwaitingProbe {
             holder: holder.clone(),
+            lease_until: *lease_until,
         },
+    }
+}
+
+/// What all the circuits a candidate is on allow a route to do with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hold {
+    /// Nothing holds it back. `probes`: the expired circuits the route's
+    /// next attempt probes (claimed in the transaction that dispatches it).
+    Free { probes: Vec<CircuitKey> },
+    /// Held until `until` by `key` (the circuit whose deadline is latest);
+    /// `awaiting_probe` when that is another route's probe lease.
+    Held {
+        key: CircuitKey,
+        until: DateTime<Utc>,
+        awaiting_probe: bool,
+    },
+}
+
+impl Hold {
+    pub fn is_free(&self) -> bool {
+        matches!(self, Hold::Free { .. })
+    }
+
+    /// When a held candidate may be tried again.
+    pub fn until(&self) -> Option<DateTime<Utc>> {
+        match self {
+            Hold::Free { .. } => None,
+            Hold::Held { until, .. } => Some(*until),
+        }
+    }
+}
+
+/// The [`Hold`] of a candidate on `circuits` (those it is on) for `route`.
+pub fn hold<'a>(
+    circuits: impl IntoIterator<Item = &'a Circuit>,
+    route: &str,
+    now: DateTime<Utc>,
+) -> Hold {
+    let mut probes = Vec::new();
+    let mut held: Option<(CircuitKey, DateTime<Utc>, bool)> = None;
+    for c in circuits {
+        let (until, awaiting) = match eligibility(Some(c), route, now) {
+            Eligibility::Eligible => continue,
+            Eligibility::ProbeAvailable => {
+                probes.push(c.key.clone());
+                continue;
+            }
+            Eligibility::BlockedUntil(until) => (until, false),
+            Eligibility::AwaitingProbe { lease_until, .. } => (lease_until, true),
+        };
+        if held.as_ref().is_none_or(|(_, u, _)| until > *u) {
+            held = Some((c.key.clone(), until, awaiting));
+        }
+    }
+    match held {
+        Some((key, until, awaiting_probe)) => Hold::Held {
+            key,
+            until,
+            awaiting_probe,
+        },
+        None => Hold::Free { probes },
     }
 }
 
@@ -361,42 +508,66 @@ mod tests {
     #[test]
     fn only_confident_recovering_failures_open() {
         let mut f = hard(None);
-        assert!(open(None, key(), "quota_limited", &f, t(0)).is_some());
+        assert!(open(None, key(), "quota_limited", &f, "r0", t(0)).is_some());
         f.confidence = Confidence::Medium;
-        assert!(open(None, key(), "quota_limited", &f, t(0)).is_none());
+        assert!(open(None, key(), "quota_limited", &f, "r0", t(0)).is_none());
         f = FailureFacts {
             class: ErrorClass::NotProvider,
             ..hard(None)
         };
-        assert!(open(None, key(), "request_invalid", &f, t(0)).is_none());
+        assert!(open(None, key(), "request_invalid", &f, "r0", t(0)).is_none());
     }
 
     #[test]
     fn a_validated_reset_decides_else_a_growing_capped_cooldown() {
-        let c = open(None, key(), "quota_limited", &hard(Some(t(900))), t(0)).expect("opens");
+        let c = open(
+            None,
+            key(),
+            "quota_limited",
+            &hard(Some(t(900))),
+            "r0",
+            t(0),
+        )
+        .expect("opens");
         assert_eq!(c.state, CircuitState::Open { until: t(900) });
-        let c = open(None, key(), "provider_overloaded", &hard(None), t(0)).expect("opens");
+        let c = open(None, key(), "provider_overloaded", &hard(None), "r0", t(0)).expect("opens");
         assert_eq!(c.state, CircuitState::Open { until: t(30) });
         assert_eq!(cooldown(1).num_seconds(), 30);
         assert_eq!(cooldown(2).num_seconds(), 60);
         assert_eq!(cooldown(3).num_seconds(), 120);
         assert_eq!(cooldown(40).num_seconds(), MAX_COOLDOWN_SECONDS);
         // A reset in the past is no hint.
-        let c = open(None, key(), "x", &hard(Some(t(-5))), t(0)).expect("opens");
+        let c = open(None, key(), "x", &hard(Some(t(-5))), "r0", t(0)).expect("opens");
         assert_eq!(c.state, CircuitState::Open { until: t(30) });
     }
 
     #[test]
     fn a_shorter_hint_never_shortens_an_open_circuit() {
-        let c = open(None, key(), "quota_limited", &hard(Some(t(900))), t(0)).expect("opens");
-        let again =
-            open(Some(&c), key(), "quota_limited", &hard(Some(t(60))), t(10)).expect("extends");
+        let c = open(
+            None,
+            key(),
+            "quota_limited",
+            &hard(Some(t(900))),
+            "r0",
+            t(0),
+        )
+        .expect("opens");
+        let again = open(
+            Some(&c),
+            key(),
+            "quota_limited",
+            &hard(Some(t(60))),
+            "r0",
+            t(10),
+        )
+        .expect("extends");
         assert_eq!(again.state, CircuitState::Open { until: t(900) });
         let later = open(
             Some(&c),
             key(),
             "quota_limited",
             &hard(Some(t(1800))),
+            "r0",
             t(10),
         )
         .expect("extends");
@@ -405,7 +576,7 @@ mod tests {
 
     #[test]
     fn exactly_one_probe_after_expiry() {
-        let c = open(None, key(), "provider_overloaded", &hard(None), t(0)).expect("opens");
+        let c = open(None, key(), "provider_overloaded", &hard(None), "r0", t(0)).expect("opens");
         assert!(claim_probe(&c, "r1", t(29)).is_none(), "not before expiry");
         let probing = claim_probe(&c, "r1", t(30)).expect("first claim");
         assert!(claim_probe(&probing, "r2", t(31)).is_none(), "one holder");
@@ -416,7 +587,8 @@ mod tests {
         assert_eq!(
             eligibility(Some(&probing), "r2", t(31)),
             Eligibility::AwaitingProbe {
-                holder: "r1".into()
+                holder: "r1".into(),
+                lease_until: t(30 + PROBE_LEASE_SECONDS),
             }
         );
         // A silent holder loses the probe after its lease.
@@ -430,7 +602,7 @@ mod tests {
 
     #[test]
     fn the_probes_outcome_closes_or_reopens_longer() {
-        let c = open(None, key(), "provider_overloaded", &hard(None), t(0)).expect("opens");
+        let c = open(None, key(), "provider_overloaded", &hard(None), "r0", t(0)).expect("opens");
         let probing = claim_probe(&c, "r1", t(30)).expect("probe");
         assert!(
             probe_succeeded(&probing, "r2", t(31)).is_none(),
@@ -462,7 +634,15 @@ mod tests {
 
     #[test]
     fn blocked_routes_see_the_deadline_and_waiters_go_a_few_at_a_time() {
-        let c = open(None, key(), "quota_limited", &hard(Some(t(900))), t(0)).expect("opens");
+        let c = open(
+            None,
+            key(),
+            "quota_limited",
+            &hard(Some(t(900))),
+            "r0",
+            t(0),
+        )
+        .expect("opens");
         assert_eq!(
             eligibility(Some(&c), "r9", t(10)),
             Eligibility::BlockedUntil(t(900))
@@ -473,5 +653,95 @@ mod tests {
         assert_eq!(times.iter().filter(|x| **x == t(0)).count(), RELEASE_BATCH);
         assert!(times.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(*times.last().expect("last"), t(2));
+    }
+
+    #[test]
+    fn the_owner_keeps_its_own_pace_and_everyone_else_is_held() {
+        let c = open(None, key(), "provider_overloaded", &hard(None), "r0", t(0)).expect("opens");
+        assert_eq!(c.owner.as_deref(), Some("r0"));
+        // The owner's retry at 5 s goes, as its policy says, and probes.
+        assert_eq!(
+            eligibility(Some(&c), "r0", t(5)),
+            Eligibility::ProbeAvailable
+        );
+        let probing = claim_probe(&c, "r0", t(5)).expect("the owner probes early");
+        assert_eq!(
+            hold([&probing], "r1", t(6)),
+            Hold::Held {
+                key: key(),
+                until: t(5 + PROBE_LEASE_SECONDS),
+                awaiting_probe: true
+            }
+        );
+        // Another route extending it does not take it over.
+        let extended = open(
+            Some(&c),
+            key(),
+            "provider_overloaded",
+            &hard(Some(t(90))),
+            "r1",
+            t(1),
+        )
+        .expect("extends");
+        assert_eq!(extended.owner.as_deref(), Some("r0"));
+        assert_eq!(
+            hold([&extended], "r1", t(2)),
+            Hold::Held {
+                key: key(),
+                until: t(90),
+                awaiting_probe: false
+            }
+        );
+        // The owner's failing probe reopens it, still its own.
+        let again = on_failure(
+            Some(&probing),
+            key(),
+            "provider_overloaded",
+            &hard(None),
+            "r0",
+            t(6),
+        )
+        .expect("reopens");
+        assert_eq!(again.owner.as_deref(), Some("r0"));
+        assert_eq!(again.openings, 2);
+        assert!(matches!(again.state, CircuitState::Open { until } if until == t(66)));
+    }
+
+    #[test]
+    fn a_candidate_is_held_by_the_latest_of_its_circuits() {
+        let model = CircuitKey {
+            scope: CircuitScope::Model,
+            resource: "anthropic/claude-sonnet-4-5".into(),
+        };
+        let provider = open(None, key(), "x", &hard(Some(t(60))), "r0", t(0)).expect("opens");
+        let model_c =
+            open(None, model.clone(), "x", &hard(Some(t(120))), "r0", t(0)).expect("opens");
+        let held = hold([&provider, &model_c], "r1", t(10));
+        assert_eq!(held.until(), Some(t(120)));
+        assert!(matches!(held, Hold::Held { key, .. } if key == model));
+        // Both expired: free, and the next attempt probes both.
+        assert_eq!(
+            hold([&provider, &model_c], "r1", t(200)),
+            Hold::Free {
+                probes: vec![key(), model.clone()]
+            }
+        );
+        assert_eq!(hold([], "r1", t(0)), Hold::Free { probes: vec![] });
+        let keys = CircuitKey::all_for(resource(Some("team-a")));
+        let names: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "provider:anthropic",
+                "account:anthropic/team-a",
+                "model:anthropic/claude-sonnet-4-5",
+                "profile:claude-sonnet"
+            ]
+        );
+        for k in keys {
+            assert_eq!(k.to_string().parse::<CircuitKey>(), Ok(k));
+        }
+        assert!("nope".parse::<CircuitKey>().is_err());
+        assert!("galaxy:x".parse::<CircuitKey>().is_err());
     }
 }

@@ -125,6 +125,10 @@ impl From<StoreError> for HttpError {
                 ErrorCode::StaleGeneration,
                 format!("The route moved on; its generation is now {current}."),
             ),
+            StoreError::StaleCircuit { .. } => HttpError::Conflict(
+                ErrorCode::Conflict,
+                "A shared circuit changed at the same time; send the request again.".into(),
+            ),
             StoreError::AlreadyExists => HttpError::Conflict(
                 ErrorCode::AlreadyExists,
                 "The record already exists.".into(),

@@ -6,6 +6,7 @@ use crate::profiles::Profiles;
 use crate::routes::Routes;
 use crate::store::RouteFilter;
 use app::api::{ApiError, Backend};
+use app::ids::RouteId;
 use app::profile::Profile;
 use app::route::{Attempt, RouteSnapshot};
 
@@ -48,10 +49,17 @@ impl Backend for PageBackend {
     }
 
     async fn get_route(&self, id: &str) -> Result<RouteSnapshot, ApiError> {
-        self.routes.get(id).await.map_err(to_api)
+        self.routes.get(&RouteId::from(id)).await.map_err(to_api)
     }
 
     async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError> {
-        self.routes.attempts(id).await.map_err(to_api)
+        self.routes
+            .attempts(&RouteId::from(id))
+            .await
+            .map_err(to_api)
+    }
+
+    async fn list_circuits(&self) -> Result<app::circuit::CircuitList, ApiError> {
+        self.routes.circuit_list().await.map_err(to_api)
     }
 }

@@ -1,18 +1,18 @@
 //! `/api/v1/profiles`: dynamic profile CRUD and the validate dry run.
 //! Thin: every rule lives in `crate::profiles` and `app::profile`.
 
-use super::error::{HttpError, HttpResult};
-use super::json::JsonBody;
+use super::error::HttpResult;
+use super::extract::{JsonBody, Query};
 use super::AppState;
 use app::api::ApiError;
 use app::profile::{Profile, ValidationReport};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 
 /// List every dynamic profile, oldest first.
-#[utoipa::path(get, path = "/api/v1/profiles", tag = "profiles",
+#[utoipa::path(get, path = "/profiles", tag = "profiles",
     responses((status = 200, body = [Profile]), (status = 503, body = ApiError)))]
 pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<Profile>>> {
     Ok(Json(s.profiles.list().await?))
@@ -20,8 +20,8 @@ pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<Profile>>> {
 
 /// Create a dynamic profile. Candidates without an `id` get one; legacy
 /// policies are normalised; the normalised profile is returned.
-#[utoipa::path(post, path = "/api/v1/profiles", tag = "profiles",
-    request_body = super::openapi::ProfileWrite,
+#[utoipa::path(post, path = "/profiles", tag = "profiles",
+    request_body = app::profile::ProfileWrite,
     responses((status = 201, body = Profile), (status = 400, body = ApiError),
               (status = 422, body = ApiError), (status = 503, body = ApiError)))]
 pub async fn create(
@@ -35,8 +35,8 @@ pub async fn create(
 
 /// Validate a profile without storing it: the normalised document and each
 /// class's schedule preview.
-#[utoipa::path(post, path = "/api/v1/profiles/validate", tag = "profiles",
-    request_body = super::openapi::ProfileWrite,
+#[utoipa::path(post, path = "/profiles/validate", tag = "profiles",
+    request_body = app::profile::ProfileWrite,
     responses((status = 200, body = ValidationReport), (status = 400, body = ApiError),
               (status = 422, body = ApiError)))]
 pub async fn validate(
@@ -47,7 +47,7 @@ pub async fn validate(
 }
 
 /// Read one profile.
-#[utoipa::path(get, path = "/api/v1/profiles/{id}", tag = "profiles",
+#[utoipa::path(get, path = "/profiles/{id}", tag = "profiles",
     params(("id" = String, Path)),
     responses((status = 200, body = Profile), (status = 404, body = ApiError)))]
 pub async fn get(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Profile>> {
@@ -56,8 +56,8 @@ pub async fn get(State(s): State<AppState>, Path(id): Path<String>) -> HttpResul
 
 /// Replace a profile. The body carries the `revision` it was based on; a
 /// stale revision answers 409 with the stored profile.
-#[utoipa::path(put, path = "/api/v1/profiles/{id}", tag = "profiles",
-    params(("id" = String, Path)), request_body = super::openapi::ProfileWrite,
+#[utoipa::path(put, path = "/profiles/{id}", tag = "profiles",
+    params(("id" = String, Path)), request_body = app::profile::ProfileWrite,
     responses((status = 200, body = Profile), (status = 404, body = ApiError),
               (status = 409, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn update(
@@ -77,15 +77,14 @@ pub struct DeleteQuery {
 }
 
 /// Delete a profile (optionally only at a given revision).
-#[utoipa::path(delete, path = "/api/v1/profiles/{id}", tag = "profiles",
+#[utoipa::path(delete, path = "/profiles/{id}", tag = "profiles",
     params(("id" = String, Path), DeleteQuery),
     responses((status = 204), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn delete(
     State(s): State<AppState>,
     Path(id): Path<String>,
-    query: Result<Query<DeleteQuery>, axum::extract::rejection::QueryRejection>,
+    Query(q): Query<DeleteQuery>,
 ) -> HttpResult<StatusCode> {
-    let Query(q) = query.map_err(|e| HttpError::Malformed(format!("Bad query string: {e}")))?;
     s.profiles.delete(&id, q.revision).await?;
     tracing::info!(profile = %id, "profile deleted");
     Ok(StatusCode::NO_CONTENT)

@@ -2,7 +2,7 @@
 //! clock. Thin: the route service decides and commits.
 
 use super::error::{HttpError, HttpResult};
-use super::json::JsonBody;
+use super::extract::{JsonBody, Query, TestClockEnabled};
 use super::AppState;
 use crate::routes::{
     ActionRequest, ClaimRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport,
@@ -10,13 +10,13 @@ use crate::routes::{
 };
 use crate::store::RouteFilter;
 use app::api::{ApiError, ErrorCode};
+use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::route::{Attempt, Dispatch, RouteSnapshot};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::Json;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::time::Duration;
@@ -40,45 +40,14 @@ impl From<RouteError> for HttpError {
     }
 }
 
-/// Reads a typed body; a field of the wrong shape is a 422 naming it.
-pub fn typed<T: DeserializeOwned>(body: serde_json::Value) -> HttpResult<T> {
-    serde_path_to_error::deserialize(body).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let code = if inner.starts_with("missing field") {
-            FieldErrorCode::Required
-        } else if inner.starts_with("unknown field") {
-            FieldErrorCode::UnknownField
-        } else if inner.starts_with("invalid type") {
-            FieldErrorCode::InvalidType
-        } else {
-            FieldErrorCode::InvalidValue
-        };
-        // Missing fields are reported at the object; name the field itself.
-        let field = match (code, inner.split('`').nth(1)) {
-            (FieldErrorCode::Required | FieldErrorCode::UnknownField, Some(name))
-                if path == "." =>
-            {
-                name.to_string()
-            }
-            (FieldErrorCode::Required | FieldErrorCode::UnknownField, Some(name)) => {
-                format!("{path}.{name}")
-            }
-            _ => path,
-        };
-        HttpError::Invalid(vec![FieldError::new(field, code, inner)])
-    })
-}
-
 /// Open a route for a dynamic profile, at its first candidate.
-#[utoipa::path(post, path = "/api/v1/routes", tag = "routes", request_body = CreateRoute,
+#[utoipa::path(post, path = "/routes", tag = "routes", request_body = CreateRoute,
     responses((status = 201, body = RouteSnapshot), (status = 404, body = ApiError),
               (status = 409, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn create(
     State(s): State<AppState>,
-    JsonBody(body): JsonBody,
+    JsonBody(req): JsonBody<CreateRoute>,
 ) -> HttpResult<(StatusCode, Json<RouteSnapshot>)> {
-    let req: CreateRoute = typed(body)?;
     Ok((StatusCode::CREATED, Json(s.routes.create(req).await?)))
 }
 
@@ -94,13 +63,12 @@ pub struct ListQuery {
 }
 
 /// List routes, most recently updated first.
-#[utoipa::path(get, path = "/api/v1/routes", tag = "routes", params(ListQuery),
+#[utoipa::path(get, path = "/routes", tag = "routes", params(ListQuery),
     responses((status = 200, body = [RouteSnapshot])))]
 pub async fn list(
     State(s): State<AppState>,
-    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
+    Query(q): Query<ListQuery>,
 ) -> HttpResult<Json<Vec<RouteSnapshot>>> {
-    let Query(q) = query.map_err(|e| HttpError::Malformed(format!("Bad query string: {e}")))?;
     if let Some(state) = &q.state {
         if app::route::RouteState::parse(state).is_none() {
             return Err(HttpError::Invalid(vec![FieldError::new(
@@ -120,21 +88,21 @@ pub async fn list(
 }
 
 /// One route's authoritative snapshot.
-#[utoipa::path(get, path = "/api/v1/routes/{id}", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/routes/{id}", tag = "routes", params(("id" = String, Path)),
     responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
 pub async fn get(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
 ) -> HttpResult<Json<RouteSnapshot>> {
     Ok(Json(s.routes.get(&id).await?))
 }
 
 /// A route's append-only attempt history, newest first.
-#[utoipa::path(get, path = "/api/v1/routes/{id}/attempts", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/routes/{id}/attempts", tag = "routes", params(("id" = String, Path)),
     responses((status = 200, body = [Attempt]), (status = 404, body = ApiError)))]
 pub async fn attempts(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
 ) -> HttpResult<Json<Vec<Attempt>>> {
     Ok(Json(s.routes.attempts(&id).await?))
 }
@@ -142,54 +110,51 @@ pub async fn attempts(
 /// Report a failure: an evidence envelope naming the route's generation,
 /// invocation and prompt generation. Answers the classification, the
 /// decision and the route. Stale evidence changes nothing.
-#[utoipa::path(post, path = "/api/v1/routes/{id}/failures", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/routes/{id}/failures", tag = "routes", params(("id" = String, Path)),
     request_body(content = Object, description = "An evidence envelope (see DESIGN.md)"),
     responses((status = 200, body = FailureAnswer), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
 pub async fn failures(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<RouteId>,
     JsonBody(body): JsonBody,
 ) -> HttpResult<Json<FailureAnswer>> {
     Ok(Json(s.routes.report_failure(&id, &body).await?))
 }
 
 /// Report output or tool activity of the current invocation.
-#[utoipa::path(post, path = "/api/v1/routes/{id}/effects", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/routes/{id}/effects", tag = "routes", params(("id" = String, Path)),
     request_body = EffectReport, responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
 pub async fn effects(
     State(s): State<AppState>,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    Path(id): Path<RouteId>,
+    JsonBody(report): JsonBody<EffectReport>,
 ) -> HttpResult<Json<RouteSnapshot>> {
-    let report: EffectReport = typed(body)?;
     Ok(Json(s.routes.report_effect(&id, report).await?))
 }
 
 /// Report that the current invocation succeeded.
-#[utoipa::path(post, path = "/api/v1/routes/{id}/success", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/routes/{id}/success", tag = "routes", params(("id" = String, Path)),
     request_body = InvocationReport,
     responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError)))]
 pub async fn success(
     State(s): State<AppState>,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    Path(id): Path<RouteId>,
+    JsonBody(report): JsonBody<InvocationReport>,
 ) -> HttpResult<Json<RouteSnapshot>> {
-    let report: InvocationReport = typed(body)?;
     Ok(Json(s.routes.report_success(&id, report).await?))
 }
 
 /// `retry_now`, `skip_now`, `cancel` or `stop`, with the generation the
 /// caller saw. A stale generation answers 409 with the route; `cancel` and
 /// `stop` of a stopped route answer 200 with it.
-#[utoipa::path(post, path = "/api/v1/routes/{id}/actions", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/routes/{id}/actions", tag = "routes", params(("id" = String, Path)),
     request_body = ActionRequest,
     responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn actions(
     State(s): State<AppState>,
-    Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    Path(id): Path<RouteId>,
+    JsonBody(req): JsonBody<ActionRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
-    let req: ActionRequest = typed(body)?;
     Ok(Json(s.routes.act(&id, req).await?))
 }
 
@@ -199,13 +164,12 @@ pub struct ClaimAnswer {
 }
 
 /// Claim due dispatches with a lease; waits up to `wait_seconds` when none is due.
-#[utoipa::path(post, path = "/api/v1/dispatches/claim", tag = "dispatches", request_body = ClaimRequest,
+#[utoipa::path(post, path = "/dispatches/claim", tag = "dispatches", request_body = ClaimRequest,
     responses((status = 200, body = ClaimAnswer), (status = 422, body = ApiError)))]
 pub async fn claim(
     State(s): State<AppState>,
-    JsonBody(body): JsonBody,
+    JsonBody(req): JsonBody<ClaimRequest>,
 ) -> HttpResult<Json<ClaimAnswer>> {
-    let req: ClaimRequest = typed(body)?;
     Ok(Json(ClaimAnswer {
         dispatches: s.routes.claim(req).await?,
     }))
@@ -214,19 +178,19 @@ pub async fn claim(
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AckRequest {
-    pub generation: i64,
+    #[schema(value_type = i64)]
+    pub generation: Generation,
 }
 
 /// Acknowledge that a claimed dispatch's prompt was delivered.
-#[utoipa::path(post, path = "/api/v1/dispatches/{id}/ack", tag = "dispatches", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/dispatches/{id}/ack", tag = "dispatches", params(("id" = String, Path)),
     request_body = AckRequest,
     responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn ack(
     State(s): State<AppState>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    JsonBody(req): JsonBody<AckRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
-    let req: AckRequest = typed(body)?;
     Ok(Json(s.routes.acknowledge(&id, req.generation).await?))
 }
 
@@ -240,14 +204,13 @@ pub struct EventsQuery {
 
 /// Server-sent events: every committed transition, with ids; reconnect with
 /// `Last-Event-ID` to resume without gaps. Without either, starts from now.
-#[utoipa::path(get, path = "/api/v1/events", tag = "routes", params(EventsQuery),
+#[utoipa::path(get, path = "/events", tag = "routes", params(EventsQuery),
     responses((status = 200, description = "text/event-stream of RouteEvent payloads")))]
 pub async fn events(
     State(s): State<AppState>,
     headers: HeaderMap,
-    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+    Query(q): Query<EventsQuery>,
 ) -> HttpResult<Sse<impl futures::Stream<Item = Result<Event, Infallible>>>> {
-    let Query(q) = query.map_err(|e| HttpError::Malformed(format!("Bad query string: {e}")))?;
     let header = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -323,19 +286,13 @@ pub struct ClockAnswer {
 
 /// Move the clock forward (only with `serve --test-clock`), then fire
 /// everything due before answering.
-#[utoipa::path(post, path = "/api/v1/test/clock", tag = "test", request_body = AdvanceClock,
+#[utoipa::path(post, path = "/test/clock", tag = "test", request_body = AdvanceClock,
     responses((status = 200, body = ClockAnswer), (status = 403, body = ApiError)))]
 pub async fn advance_clock(
     State(s): State<AppState>,
-    JsonBody(body): JsonBody,
+    _: TestClockEnabled,
+    JsonBody(req): JsonBody<AdvanceClock>,
 ) -> HttpResult<Json<ClockAnswer>> {
-    if !s.test_clock {
-        return Err(HttpError::Forbidden(
-            "The test clock is not enabled; start the server with --test-clock (tests only)."
-                .into(),
-        ));
-    }
-    let req: AdvanceClock = typed(body)?;
     if !req.advance_seconds.is_finite() || !(0.0..=31_536_000.0).contains(&req.advance_seconds) {
         return Err(HttpError::Invalid(vec![FieldError::out_of_range(
             "advance_seconds",

@@ -9,6 +9,12 @@
 //! is unused this cycle, and the reset is in the future and within the
 //! maximum (a later one is never shortened); else retry while budget
 //! remains; else the class's `on_exhausted`.
+//!
+//! Eligibility is an input too: when a shared circuit holds the candidate
+//! back (`held_until`, from [`crate::circuits::Hold`]), a wait or retry
+//! the policy chose goes no earlier than the circuit allows. The policy
+//! still decides *whether* to wait, retry or skip; the circuit only decides
+//! *when*, so concurrent routes do not stampede the resource.
 
 pub mod gate;
 
@@ -90,8 +96,40 @@ pub struct Usage {
 }
 
 /// SPEC.md's policy evaluation. `gate` is the effect-safety verdict for the
-/// evidence; `usage` is for the failing candidate and the failure's class.
+/// evidence; `usage` is for the failing candidate and the failure's class;
+/// `held_until` is when the candidate's circuits let it be tried again.
 pub fn evaluate(
+    gate: GateVerdict,
+    failure: &Failure,
+    policy: &CandidatePolicy,
+    usage: Usage,
+    held_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Decision {
+    match decide(gate, failure, policy, usage, now) {
+        Decision::WaitForReset { class, deadline } => Decision::WaitForReset {
+            class,
+            deadline: deadline.max(held_until.unwrap_or(deadline)),
+        },
+        Decision::Retry {
+            class,
+            ordinal,
+            max_retries,
+            delay_seconds,
+            deadline,
+        } => Decision::Retry {
+            class,
+            ordinal,
+            max_retries,
+            delay_seconds,
+            deadline: deadline.max(held_until.unwrap_or(deadline)),
+        },
+        other => other,
+    }
+}
+
+/// The policy's decision alone, before eligibility moves its deadline.
+fn decide(
     gate: GateVerdict,
     failure: &Failure,
     policy: &CandidatePolicy,
@@ -200,6 +238,7 @@ mod tests {
                         retries_used: used,
                         reset_used: false,
                     },
+                    None,
                     now(),
                 ) {
                     Decision::Retry {
@@ -224,6 +263,7 @@ mod tests {
                 retries_used: 3,
                 reset_used: false,
             },
+            None,
             now(),
         );
         assert_eq!(
@@ -239,7 +279,7 @@ mod tests {
         let p = policy(0, 0, 300, OnExhausted::Stop);
         let f = failure(ErrorClass::Hard, Some(60));
         assert_eq!(
-            evaluate(GateVerdict::Current, &f, &p, Usage::default(), now()),
+            evaluate(GateVerdict::Current, &f, &p, Usage::default(), None, now()),
             Decision::WaitForReset {
                 class: PolicyClass::Hard,
                 deadline: now() + Duration::seconds(60)
@@ -251,7 +291,7 @@ mod tests {
             reset_used: true,
         };
         assert_eq!(
-            evaluate(GateVerdict::Current, &f, &p, used, now()),
+            evaluate(GateVerdict::Current, &f, &p, used, None, now()),
             Decision::Stop {
                 class: PolicyClass::Hard
             }
@@ -267,6 +307,7 @@ mod tests {
                 &failure(ErrorClass::Hard, reset),
                 &p,
                 Usage::default(),
+                None,
                 now(),
             );
             assert!(
@@ -287,6 +328,7 @@ mod tests {
             &failure(ErrorClass::Hard, Some(6 * 3600)),
             &p,
             Usage::default(),
+            None,
             now(),
         );
         assert_eq!(
@@ -302,7 +344,7 @@ mod tests {
         let p = policy(3, 5, 300, OnExhausted::Skip);
         let t = failure(ErrorClass::Transient, None);
         assert_eq!(
-            evaluate(GateVerdict::Stale, &t, &p, Usage::default(), now()),
+            evaluate(GateVerdict::Stale, &t, &p, Usage::default(), None, now()),
             Decision::Rejected(Rejection::Stale)
         );
         assert_eq!(
@@ -311,6 +353,7 @@ mod tests {
                 &failure(ErrorClass::Unclassified, None),
                 &p,
                 Usage::default(),
+                None,
                 now()
             ),
             Decision::Rejected(Rejection::Unclassified)
@@ -320,7 +363,14 @@ mod tests {
             ..t
         };
         assert_eq!(
-            evaluate(GateVerdict::Current, &low, &p, Usage::default(), now()),
+            evaluate(
+                GateVerdict::Current,
+                &low,
+                &p,
+                Usage::default(),
+                None,
+                now()
+            ),
             Decision::Rejected(Rejection::Unclassified)
         );
         assert_eq!(
@@ -329,12 +379,20 @@ mod tests {
                 &failure(ErrorClass::NotProvider, None),
                 &p,
                 Usage::default(),
+                None,
                 now()
             ),
             Decision::Rejected(Rejection::NotProvider)
         );
         assert_eq!(
-            evaluate(GateVerdict::EffectUnsafe, &t, &p, Usage::default(), now()),
+            evaluate(
+                GateVerdict::EffectUnsafe,
+                &t,
+                &p,
+                Usage::default(),
+                None,
+                now()
+            ),
             Decision::Rejected(Rejection::EffectUnsafe)
         );
     }
@@ -346,12 +404,69 @@ mod tests {
             &failure(ErrorClass::Hard, Some(60)),
             &policy(0, 0, 0, OnExhausted::Stop),
             Usage::default(),
+            None,
             now(),
         );
         assert_eq!(
             d,
             Decision::Stop {
                 class: PolicyClass::Hard
+            }
+        );
+    }
+
+    #[test]
+    fn a_held_candidate_waits_for_its_circuit_but_the_policy_still_chooses() {
+        let held = Some(now() + Duration::seconds(900));
+        let retry = evaluate(
+            GateVerdict::Current,
+            &failure(ErrorClass::Transient, None),
+            &policy(3, 5, 0, OnExhausted::Skip),
+            Usage::default(),
+            held,
+            now(),
+        );
+        assert!(
+            matches!(retry, Decision::Retry { ordinal: 1, delay_seconds: 5, deadline, .. } if Some(deadline) == held),
+            "{retry:?}"
+        );
+        let wait = evaluate(
+            GateVerdict::Current,
+            &failure(ErrorClass::Hard, Some(60)),
+            &policy(0, 0, 300, OnExhausted::Skip),
+            Usage::default(),
+            held,
+            now(),
+        );
+        assert!(
+            matches!(wait, Decision::WaitForReset { deadline, .. } if Some(deadline) == held),
+            "{wait:?}"
+        );
+        // A hold earlier than the policy's own deadline changes nothing.
+        let early = evaluate(
+            GateVerdict::Current,
+            &failure(ErrorClass::Transient, None),
+            &policy(3, 5, 0, OnExhausted::Skip),
+            Usage::default(),
+            Some(now() + Duration::seconds(1)),
+            now(),
+        );
+        assert!(
+            matches!(early, Decision::Retry { deadline, .. } if deadline == now() + Duration::seconds(5))
+        );
+        // Skip and stop are the policy's alone.
+        let skip = evaluate(
+            GateVerdict::Current,
+            &failure(ErrorClass::Transient, None),
+            &policy(0, 0, 0, OnExhausted::Skip),
+            Usage::default(),
+            held,
+            now(),
+        );
+        assert_eq!(
+            skip,
+            Decision::Skip {
+                class: PolicyClass::Transient
             }
         );
     }

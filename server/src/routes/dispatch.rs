@@ -9,6 +9,7 @@ use super::model::{dispatch_state, dispatch_to_wire, Route};
 use super::wire::{ClaimRequest, MAX_CLAIM_WAIT_SECONDS, MAX_LEASE_SECONDS};
 use super::Routes;
 use crate::store::{ClaimFilter, Commit, DispatchRow};
+use app::ids::{Generation, RouteId};
 use app::policy::FieldError;
 use app::route::{event_kind, Dispatch, DispatchReason, DispatchState, RouteSnapshot, StopReason};
 use chrono::{DateTime, Utc};
@@ -18,10 +19,10 @@ const CLAIM_BATCH: i64 = 32;
 
 impl Routes {
     pub(super) async fn claimed_dispatch(&self, route: &Route) -> Result<Option<DispatchRow>> {
-        for d in self.store.list_dispatches(&route.id).await? {
+        for d in self.store.list_dispatches(route.id.as_str()).await? {
             let claimed =
                 dispatch_state(&d).map_err(RouteError::Corrupt)? == DispatchState::Claimed;
-            if claimed && d.generation == route.generation {
+            if claimed && Generation(d.generation) == route.generation {
                 return Ok(Some(d));
             }
         }
@@ -51,7 +52,7 @@ impl Routes {
             return Err(RouteError::Invalid(errors));
         }
         let filter = ClaimFilter {
-            route_id: req.route_id.clone(),
+            route_id: req.route_id.as_ref().map(RouteId::to_string),
             caller_kind: req.caller_kind.map(|k| k.as_str().to_string()),
             limit: CLAIM_BATCH,
         };
@@ -88,19 +89,24 @@ impl Routes {
     }
 
     /// The caller delivered the prompt of a claimed dispatch.
-    pub async fn acknowledge(&self, dispatch_id: &str, generation: i64) -> Result<RouteSnapshot> {
+    pub async fn acknowledge(
+        &self,
+        dispatch_id: &str,
+        generation: Generation,
+    ) -> Result<RouteSnapshot> {
         let d = self
             .store
             .get_dispatch(dispatch_id)
             .await?
             .ok_or(RouteError::NotFound("dispatch"))?;
-        let route = self.load(&d.route_id).await?;
+        let route = self.load(&RouteId(d.route_id.clone())).await?;
         let wire = dispatch_to_wire(&d).map_err(RouteError::Corrupt)?;
         let state = dispatch_state(&d).map_err(RouteError::Corrupt)?;
-        if state == DispatchState::Acked && d.generation == generation {
+        let of_dispatch = Generation(d.generation);
+        if state == DispatchState::Acked && of_dispatch == generation {
             return Ok(route.snapshot(self.now()));
         }
-        if generation != d.generation || route.generation != d.generation {
+        if generation != of_dispatch || route.generation != of_dispatch {
             return Err(RouteError::Stale(Box::new(route.snapshot(self.now()))));
         }
         if state != DispatchState::Claimed {
@@ -137,15 +143,15 @@ impl Routes {
             .await?;
         let mut stopped = 0;
         for d in claimed {
-            let route = self.load(&d.route_id).await?;
+            let route = self.load(&RouteId(d.route_id.clone())).await?;
             let Some(state) = machine::next(route.state, Trigger::AmbiguousDispatch)
-                .filter(|_| route.generation == d.generation)
+                .filter(|_| route.generation == Generation(d.generation))
             else {
                 continue;
             };
             let mut next = route.clone();
             next.state = state;
-            next.generation += 1;
+            next.generation = next.generation.next();
             next.reason = Some(StopReason::AmbiguousDispatch);
             match self
                 .apply_fenced(&route, next, Commit::default(), event_kind::AMBIGUOUS)

@@ -3,8 +3,9 @@
 //! Layout, one concept per module:
 //! - [`machine`] (in `app::route`, shared with the browser): the state
 //!   table — the only transitions there are.
-//! - [`plan`]: the failure planner, pure — route, decision,
-//!   classification, profile and `now` in, the change to commit out.
+//! - [`plan`]: the route planner, pure — route, what was reported (a
+//!   classified failure and its decision, an effect, a success, an
+//!   action), profile and `now` in, the change to commit out.
 //! - [`service`]: [`Routes`], the thin shell that loads, plans and commits
 //!   one fenced transaction per transition (create, failures, effects,
 //!   success, manual actions, firing schedules).

@@ -4,6 +4,7 @@
 //! never a default.
 
 use crate::store::{AttemptRow, DispatchRow, RouteRow};
+use app::ids::{Generation, ProfileId, RouteId};
 use app::policy::PolicyClass;
 use app::profile::Candidate;
 use app::route::{
@@ -43,11 +44,11 @@ impl Memory {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
-    pub id: String,
-    pub profile_id: String,
+    pub id: RouteId,
+    pub profile_id: ProfileId,
     pub caller: Caller,
     pub state: RouteState,
-    pub generation: i64,
+    pub generation: Generation,
     pub cycle: i64,
     pub candidate: CandidateRef,
     pub invocation_id: String,
@@ -85,6 +86,37 @@ fn candidate_ref(index: i64, id: &str, label: &str) -> CandidateRef {
 }
 
 impl Route {
+    /// A new route: active on `first` (the profile's first candidate), at
+    /// generation 1 of cycle 1, with a fresh invocation.
+    pub fn open(
+        profile_id: ProfileId,
+        caller: Caller,
+        first: &Candidate,
+        now: DateTime<Utc>,
+    ) -> Route {
+        let mut route = Route {
+            id: RouteId(new_id("r")),
+            profile_id,
+            caller,
+            state: RouteState::Active,
+            generation: Generation::FIRST,
+            cycle: 1,
+            candidate: CandidateRef::default(),
+            invocation_id: String::new(),
+            prompt_generation: 1,
+            effects: 0,
+            provider_session_id: None,
+            memory: Memory::default(),
+            pending: None,
+            last_failure: None,
+            reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        route.move_to(0, first);
+        route
+    }
+
     pub fn from_row(r: RouteRow) -> Result<Route, String> {
         Ok(Route {
             caller: Caller {
@@ -92,7 +124,7 @@ impl Route {
                 reference: r.caller_ref,
             },
             state: RouteState::parse(&r.state).ok_or("stored route state is unknown")?,
-            generation: r.generation,
+            generation: Generation(r.generation),
             cycle: r.cycle,
             candidate: candidate_ref(r.candidate_index, &r.candidate_id, &r.candidate_label),
             invocation_id: r.invocation_id,
@@ -113,19 +145,19 @@ impl Route {
             reason: r.reason.map(StopReason::from),
             created_at: from_ms(r.created_at),
             updated_at: from_ms(r.updated_at),
-            id: r.id,
-            profile_id: r.profile_id,
+            id: RouteId(r.id),
+            profile_id: ProfileId(r.profile_id),
         })
     }
 
     pub fn to_row(&self) -> RouteRow {
         RouteRow {
-            id: self.id.clone(),
-            profile_id: self.profile_id.clone(),
+            id: self.id.to_string(),
+            profile_id: self.profile_id.to_string(),
             caller_kind: self.caller.kind.as_str().into(),
             caller_ref: self.caller.reference.clone(),
             state: self.state.as_str().into(),
-            generation: self.generation,
+            generation: self.generation.get(),
             cycle: self.cycle,
             candidate_index: self.candidate.index as i64,
             candidate_id: self.candidate.id.clone(),
@@ -191,8 +223,8 @@ impl Route {
     pub fn dispatch(&self, reason: DispatchReason, now: DateTime<Utc>) -> DispatchRow {
         DispatchRow {
             id: new_id("d"),
-            route_id: self.id.clone(),
-            generation: self.generation,
+            route_id: self.id.to_string(),
+            generation: self.generation.get(),
             invocation_id: self.invocation_id.clone(),
             prompt_generation: self.prompt_generation,
             candidate_index: self.candidate.index as i64,
@@ -230,8 +262,8 @@ pub fn dispatch_state(d: &DispatchRow) -> Result<DispatchState, String> {
 pub fn dispatch_to_wire(d: &DispatchRow) -> Result<Dispatch, String> {
     Ok(Dispatch {
         id: d.id.clone(),
-        route_id: d.route_id.clone(),
-        generation: d.generation,
+        route_id: RouteId(d.route_id.clone()),
+        generation: Generation(d.generation),
         invocation_id: d.invocation_id.clone(),
         prompt_generation: d.prompt_generation,
         candidate: candidate_ref(d.candidate_index, &d.candidate_id, &d.candidate_label),
@@ -244,7 +276,7 @@ pub fn attempt_to_wire(a: &AttemptRow) -> Result<Attempt, String> {
     let id = format!("attempt {} of route {}", a.seq, a.route_id);
     Ok(Attempt {
         seq: a.seq,
-        generation: a.generation,
+        generation: Generation(a.generation),
         cycle: a.cycle,
         candidate: candidate_ref(a.candidate_index, &a.candidate_id, &a.candidate_label),
         invocation_id: a.invocation_id.clone(),
@@ -261,5 +293,11 @@ pub fn attempt_to_wire(a: &AttemptRow) -> Result<Attempt, String> {
         deadline: a.deadline.map(from_ms),
         outcome: named("outcome", &id, &a.outcome)?,
         created_at: from_ms(a.created_at),
+        classification: a
+            .classification
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| format!("stored classification of {id} is corrupt: {e}"))?,
     })
 }

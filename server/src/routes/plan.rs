@@ -1,69 +1,118 @@
-//! The failure planner: pure functions from a route, the classified
-//! failure, the decision and the profile to the change the service
-//! commits. No I/O and no clock (`now` is an input); the service loads,
-//! calls these and commits what they return — the shape of
-//! [`crate::recovery::evaluate`].
+//! The route planner: pure functions from a route, what was reported (the
+//! classified failure and its decision, an effect, a success, a manual
+//! action) and the profile to the change the service commits. No I/O and
+//! no clock (`now` is an input); the service loads, calls these and
+//! commits what they return — the shape of [`crate::recovery::evaluate`].
 //!
 //! Order, for a current failure the state table accepts:
-//! 1. [`decide`]: the failing candidate's policy decides
-//!    ([`evaluate`]); a profile that lost the candidate, or cannot be read,
-//!    authorises nothing (stop).
+//! 1. [`decide`]: the failure opens, extends or reopens the circuit its
+//!    scope names (a shared resource, [`crate::circuits`]); then the
+//!    failing candidate's policy decides ([`evaluate`]), with the hold of
+//!    its circuits as an input; a profile that lost the candidate, or
+//!    cannot be read, authorises nothing (stop).
 //! 2. [`failure`]: the decision becomes the next route — a reset wait or a
 //!    retry arms a schedule and uses up this cycle's budget, a skip
 //!    excludes the candidate and dispatches the next eligible one (or stops
 //!    when none is left), a stop or a rejection stops with its reason — plus
 //!    the append-only attempt row and the decision as the API reports it.
+//!    A wait that a circuit moved names the circuit, in the pending
+//!    schedule (so people see why) and the schedule row (so the circuit's
+//!    waiters can be counted and released). Candidates held by a circuit
+//!    are passed over when switching, without being excluded.
+//!
+//! And for the other moments a route reaches a resource:
+//! - [`select`]: a new route starts on the first candidate its circuits let
+//!   it try.
+//! - [`deadline`]: a due schedule dispatches when the candidate's circuits
+//!   let it (taking the probe of an expired one); otherwise the wait moves
+//!   to the circuit's deadline or its probe's outcome, and the route stays
+//!   where it is.
+//! - [`rearm`]: a circuit's waiter gets a new deadline after the probe's
+//!   outcome (released a few at a time, or held until the circuit reopens'
+//!   end).
+//!
+//! Effect reports ([`effect`]), success ([`success`]) and manual actions
+//! the state table allowed ([`action`]) are planned the same way.
 
+use super::error::RouteError;
 use super::machine::{self, Outcome, Trigger};
 use super::model::{new_id, Memory, Route};
-use super::wire::DecisionView;
+use super::wire::{DecisionView, EffectReport};
+use crate::circuits::{self, CircuitSet, Hold, Resource};
 use crate::classify::Classification;
 use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection};
 use crate::store::{AttemptRow, Commit, DispatchRow, ScheduleRow};
+use app::circuit::CircuitHold;
 use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
-use app::profile::Profile;
+use app::profile::{Candidate, Profile};
 use app::route::{
-    DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome, RouteState, ScheduleState,
-    StopReason,
+    event_kind, Action, DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome,
+    RouteState, ScheduleState, StopReason,
 };
 use app::words::safe_cause;
 use chrono::{DateTime, Utc};
 
-/// The decision for a failure of the route's current candidate, and the
-/// candidate's policy it was made under (`None` when the profile no
-/// longer has the candidate or cannot authorise work).
+/// What [`decide`] answers: the decision, the candidate's policy it was
+/// made under (`None` when the profile no longer has the candidate or
+/// cannot authorise work), and the hold of the candidate's circuits after
+/// this failure.
+pub struct Decided {
+    pub decision: Decision,
+    pub policy: Option<CandidatePolicy>,
+    pub hold: Hold,
+}
+
+/// The decision for a failure of the route's current candidate; records
+/// the failure in `circuits` first, so the candidate's own hold counts.
 pub fn decide(
     route: &Route,
     gate: GateVerdict,
     classification: &Classification,
     profile: Option<&Profile>,
+    circuits: &mut CircuitSet,
     now: DateTime<Utc>,
-) -> (Decision, Option<CandidatePolicy>) {
+) -> Decided {
     let candidate = profile
         .filter(|p| p.configuration_error.is_none())
         .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id));
     let Some(candidate) = candidate else {
-        return (
-            Decision::Stop {
+        return Decided {
+            decision: Decision::Stop {
                 class: PolicyClass::Transient,
             },
-            None,
-        );
+            policy: None,
+            hold: Hold::Free { probes: vec![] },
+        };
     };
     let failure = Failure {
         class: classification.class,
         confidence: classification.confidence,
         reset_at: classification.reset_at,
     };
+    let resource = Resource::from(candidate);
+    circuits.fail(
+        resource,
+        classification.scope,
+        &classification.code,
+        &circuits::FailureFacts {
+            class: failure.class,
+            confidence: failure.confidence,
+            reset_at: failure.reset_at,
+        },
+        route.id.as_str(),
+        now,
+    );
+    let hold = circuits.hold(resource, route.id.as_str(), now);
     let usage = failure
         .class
         .policy_class()
         .map(|pc| route.memory.usage(&route.candidate.id, pc))
         .unwrap_or_default();
-    (
-        evaluate(gate, &failure, &candidate.policy, usage, now),
-        Some(candidate.policy),
-    )
+    Decided {
+        decision: evaluate(gate, &failure, &candidate.policy, usage, hold.until(), now),
+        policy: Some(candidate.policy),
+        hold,
+    }
 }
 
 /// What a failure report commits.
@@ -81,9 +130,11 @@ pub struct FailurePlan {
 pub struct FailureFacts<'a> {
     /// The route as loaded; its state accepts failures.
     pub route: &'a Route,
-    pub decision: Decision,
-    /// The policy [`decide`] answered with the decision.
-    pub policy: Option<CandidatePolicy>,
+    /// What [`decide`] answered.
+    pub decided: Decided,
+    /// The circuits [`decide`] recorded the failure in; a switch takes the
+    /// probes of the candidate it moves to.
+    pub circuits: &'a mut CircuitSet,
     pub classification: &'a Classification,
     /// The evidence's first HTTP error status.
     pub http_status: Option<u16>,
@@ -96,15 +147,19 @@ pub struct FailureFacts<'a> {
 pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     let FailureFacts {
         route,
-        decision,
-        policy,
+        decided: Decided {
+            decision,
+            policy,
+            hold,
+        },
+        circuits,
         classification,
         http_status,
         profile,
         now,
     } = f;
     let mut next = route.clone();
-    next.generation += 1;
+    next.generation = next.generation.next();
     next.last_failure = Some(LastFailure {
         code: classification.code.clone(),
         class: classification.class,
@@ -124,8 +179,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
                 .push(Memory::key(&route.candidate.id, class));
             let p = class_policy(class).unwrap_or_default();
             let kind = PendingKind::ResetWait;
-            next.pending = Some(pending(kind, deadline, 0, &p, classification));
-            commit.schedule = Some(schedule(&next, kind, deadline, now));
+            let held = held_by(&hold, deadline);
+            next.pending = Some(pending(kind, deadline, 0, &p, classification, held.clone()));
+            commit.schedule = Some(schedule(&next, kind, deadline, held.as_ref(), now));
             Outcome::WaitForReset
         }
         Decision::Retry {
@@ -139,11 +195,19 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
                 .insert(Memory::key(&route.candidate.id, class), ordinal);
             let p = class_policy(class).unwrap_or_default();
             let kind = PendingKind::Retry;
-            next.pending = Some(pending(kind, deadline, ordinal, &p, classification));
-            commit.schedule = Some(schedule(&next, kind, deadline, now));
+            let held = held_by(&hold, deadline);
+            next.pending = Some(pending(
+                kind,
+                deadline,
+                ordinal,
+                &p,
+                classification,
+                held.clone(),
+            ));
+            commit.schedule = Some(schedule(&next, kind, deadline, held.as_ref(), now));
             Outcome::Retry
         }
-        Decision::Skip { .. } => match profile.and_then(|p| switch(&mut next, p, now)) {
+        Decision::Skip { .. } => match profile.and_then(|p| switch(&mut next, p, circuits, now)) {
             Some(d) => {
                 commit.dispatch = Some(d);
                 Outcome::Switch
@@ -172,9 +236,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     let mut view = decision_view(&decision);
     view.outcome = outcome_of(&next);
     commit.attempt = Some(AttemptRow {
-        route_id: route.id.clone(),
+        route_id: route.id.to_string(),
         seq: 0,
-        generation: route.generation,
+        generation: route.generation.get(),
         cycle: route.cycle,
         candidate_index: route.candidate.index as i64,
         candidate_id: route.candidate.id.clone(),
@@ -197,6 +261,9 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
         deadline: view.deadline.map(|d| d.timestamp_millis()),
         outcome: view.outcome.to_string(),
         created_at: now.timestamp_millis(),
+        classification: Some(
+            serde_json::to_string(classification).expect("classifications serialise"),
+        ),
     });
     FailurePlan {
         route: next,
@@ -216,15 +283,279 @@ pub fn stale(route: &Route) -> DecisionView {
     view
 }
 
-/// Excludes the current candidate and moves to the next eligible one;
-/// answers the switch dispatch, or `None` when no candidate is left.
-pub fn switch(route: &mut Route, profile: &Profile, now: DateTime<Utc>) -> Option<DispatchRow> {
+/// The route after an effect report, or `None` when the report is about
+/// an invocation the route has left behind (nothing changes). An effect of
+/// the current invocation is counted (and its provider session kept for a
+/// resumable retry); one that arrives after that invocation failed and is
+/// waiting to be retried came out of order: replay is no longer safe, so
+/// the route stops for a person.
+pub fn effect(route: &Route, report: &EffectReport) -> Option<Route> {
+    let same_invocation = report.invocation_id == route.invocation_id
+        && report.prompt_generation == route.prompt_generation;
+    let mut next = route.clone();
+    if same_invocation && report.generation == route.generation {
+        next.effects += 1;
+        if let Some(s) = &report.provider_session_id {
+            next.provider_session_id = Some(s.chars().take(200).collect());
+        }
+        Some(next)
+    } else if same_invocation && report.generation < route.generation && route.state.is_waiting() {
+        next.generation = next.generation.next();
+        next.state = RouteState::ActionRequired;
+        next.pending = None;
+        next.reason = Some(StopReason::EffectAfterFailure);
+        Some(next)
+    } else {
+        None
+    }
+}
+
+/// The route after its current invocation succeeded (the table allowed it,
+/// to `state`): a new cycle begins, and the next prompt is a new invocation
+/// (new id, prompt generation + 1) that this one's effects do not taint.
+pub fn success(route: &Route, state: RouteState) -> Route {
+    let mut next = route.clone();
+    next.state = state;
+    next.generation = next.generation.next();
+    next.pending = None;
+    next.reason = None;
+    next.new_cycle();
+    next.new_invocation();
+    next.prompt_generation += 1;
+    next
+}
+
+/// Whether a manual `action` on `route` reads the profile: a skip always
+/// (it picks the next candidate), a retry when it restarts a stopped route
+/// (its candidate may have changed).
+pub fn action_needs_profile(route: &Route, action: Action) -> bool {
+    match action {
+        Action::SkipNow => true,
+        Action::RetryNow => route.state == RouteState::ActionRequired,
+        Action::Cancel | Action::Stop => false,
+    }
+}
+
+/// The change a manual action makes, once the state table allowed it (the
+/// route moves to `state`) and its generation was the route's. `profile`
+/// is there when [`action_needs_profile`] says so. From a stopped route,
+/// retry and skip start a new route cycle.
+pub fn action(
+    route: &Route,
+    action: Action,
+    state: RouteState,
+    profile: Option<&Profile>,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> Result<(Route, Commit), RouteError> {
+    let mut next = route.clone();
+    next.generation = next.generation.next();
+    next.pending = None;
+    next.reason = None;
+    next.state = state;
+    let mut commit = Commit::default();
+    let restarting = route.state == RouteState::ActionRequired;
+    let unusable = || RouteError::ProfileUnusable("no candidates".into());
+    match action {
+        Action::RetryNow => {
+            if restarting {
+                next.new_cycle();
+                let profile = profile.ok_or_else(unusable)?;
+                let index = profile
+                    .candidates
+                    .iter()
+                    .position(|c| c.id == route.candidate.id)
+                    .unwrap_or(0);
+                let candidate = profile.candidates.get(index).ok_or_else(unusable)?;
+                next.move_to(index, candidate);
+            } else {
+                next.new_invocation();
+            }
+            let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
+            commit.dispatch = Some(next.dispatch(reason, now));
+        }
+        Action::SkipNow => {
+            if restarting {
+                next.new_cycle();
+            }
+            match profile.and_then(|p| switch(&mut next, p, circuits, now)) {
+                Some(d) => commit.dispatch = Some(d),
+                None => {
+                    next.state = RouteState::ActionRequired;
+                    next.reason = Some(StopReason::NoEligibleCandidate);
+                }
+            }
+        }
+        Action::Cancel => next.reason = Some(StopReason::CancelledByUser),
+        Action::Stop => next.reason = Some(StopReason::StoppedByUser),
+    }
+    Ok((next, commit))
+}
+
+/// Excludes the current candidate and moves to the next eligible one —
+/// not excluded this cycle and not held by a circuit (passed over, not
+/// excluded: it may be chosen again once its circuit lets it). The switch
+/// takes the probes of the circuits it is the first to try. Answers the
+/// switch dispatch, or `None` when no candidate is left.
+pub fn switch(
+    route: &mut Route,
+    profile: &Profile,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> Option<DispatchRow> {
     if !route.memory.excluded.contains(&route.candidate.id) {
         route.memory.excluded.push(route.candidate.id.clone());
     }
-    let (index, candidate) = profile.next_eligible(&route.candidate.id, &route.memory.excluded)?;
+    let mut passed_over = route.memory.excluded.clone();
+    passed_over.extend(
+        profile
+            .candidates
+            .iter()
+            .filter(|c| {
+                !circuits
+                    .hold(Resource::from(*c), route.id.as_str(), now)
+                    .is_free()
+            })
+            .map(|c| c.id.clone()),
+    );
+    let (index, candidate) = profile.next_eligible(&route.candidate.id, &passed_over)?;
+    circuits.dispatch(Resource::from(candidate), route.id.as_str(), now);
     route.move_to(index, candidate);
     Some(route.dispatch(DispatchReason::Switch, now))
+}
+
+/// The candidate a new route starts on: the first one its circuits let it
+/// try (taking the probes of expired circuits), else the first.
+pub fn select<'p>(
+    route_id: &str,
+    profile: &'p Profile,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> Option<(usize, &'p Candidate)> {
+    let free = profile
+        .candidates
+        .iter()
+        .position(|c| circuits.hold(Resource::from(c), route_id, now).is_free());
+    let index = free.unwrap_or(0);
+    let candidate = profile.candidates.get(index)?;
+    circuits.dispatch(Resource::from(candidate), route_id, now);
+    Some((index, candidate))
+}
+
+/// What a due schedule does.
+#[derive(Debug, Clone)]
+pub struct DeadlinePlan {
+    pub route: Route,
+    pub commit: Commit,
+    /// `route.fired` (dispatched) or `route.held` (the wait moved).
+    pub event: &'static str,
+}
+
+/// A due schedule of `kind` for the route's current generation, whose
+/// state accepts the deadline (`next`). `candidate`: the route's candidate
+/// as the profile has it now (`None`: circuits cannot name it, so nothing
+/// holds it).
+pub fn deadline(
+    route: &Route,
+    next: RouteState,
+    schedule: &ScheduleRow,
+    kind: PendingKind,
+    candidate: Option<&Candidate>,
+    circuits: &mut CircuitSet,
+    now: DateTime<Utc>,
+) -> DeadlinePlan {
+    let resource = candidate.map(Resource::from);
+    let free = resource.is_none_or(|r| circuits.dispatch(r, route.id.as_str(), now));
+    if !free {
+        let hold = resource
+            .map(|r| circuits.hold(r, route.id.as_str(), now))
+            .unwrap_or(Hold::Free { probes: vec![] });
+        let until = hold.until().unwrap_or(now);
+        let (route, commit) = rearm(route, schedule, kind, until, held_by(&hold, until), now);
+        return DeadlinePlan {
+            route,
+            commit,
+            event: event_kind::HELD,
+        };
+    }
+    let mut next_route = route.clone();
+    next_route.state = next;
+    next_route.generation = next_route.generation.next();
+    next_route.pending = None;
+    next_route.new_invocation();
+    let commit = Commit {
+        fire_schedule: Some(schedule.id.clone()),
+        dispatch: Some(next_route.dispatch(DispatchReason::after(Some(kind)), now)),
+        ..Commit::default()
+    };
+    DeadlinePlan {
+        route: next_route,
+        commit,
+        event: event_kind::FIRED,
+    }
+}
+
+/// Moves a waiting route's schedule to `deadline`, naming the circuit
+/// that holds it (`None`: released). The route stays in its state; the
+/// old schedule is consumed and a new one armed, one generation on.
+pub fn rearm(
+    route: &Route,
+    schedule: &ScheduleRow,
+    kind: PendingKind,
+    deadline: DateTime<Utc>,
+    circuit: Option<CircuitHold>,
+    now: DateTime<Utc>,
+) -> (Route, Commit) {
+    let mut next = route.clone();
+    next.generation = next.generation.next();
+    if let Some(p) = next.pending.as_mut() {
+        p.deadline = deadline;
+        p.circuit = circuit.clone();
+    }
+    let commit = Commit {
+        fire_schedule: Some(schedule.id.clone()),
+        schedule: Some(self::schedule(&next, kind, deadline, circuit.as_ref(), now)),
+        ..Commit::default()
+    };
+    (next, commit)
+}
+
+/// When each of a circuit's waiters (oldest first, with their current
+/// deadlines) goes next: after the circuit closed, a few at a time (never
+/// later than it was going anyway); while it is held, at its deadline.
+pub fn waiter_deadlines(
+    current: &[DateTime<Utc>],
+    hold: &Hold,
+    now: DateTime<Utc>,
+) -> Vec<(DateTime<Utc>, Option<CircuitHold>)> {
+    match hold.until() {
+        None => circuits::release_times(current.len(), now)
+            .into_iter()
+            .zip(current)
+            .map(|(release, was)| (release.min(*was), None))
+            .collect(),
+        Some(until) => current
+            .iter()
+            .map(|_| (until, held_by(hold, until)))
+            .collect(),
+    }
+}
+
+/// The circuit a wait until `deadline` is for, when its hold set it.
+pub fn held_by(hold: &Hold, deadline: DateTime<Utc>) -> Option<CircuitHold> {
+    match hold {
+        Hold::Held {
+            key,
+            until,
+            awaiting_probe,
+        } if *until >= deadline => Some(CircuitHold {
+            scope: key.scope,
+            resource: key.resource.clone(),
+            until: *until,
+            awaiting_probe: *awaiting_probe,
+        }),
+        _ => None,
+    }
 }
 
 fn pending(
@@ -233,8 +564,10 @@ fn pending(
     ordinal: u32,
     p: &ClassPolicy,
     c: &Classification,
+    circuit: Option<CircuitHold>,
 ) -> Pending {
     Pending {
+        circuit,
         kind,
         deadline,
         retry_ordinal: ordinal,
@@ -245,20 +578,28 @@ fn pending(
     }
 }
 
-fn schedule(
+pub fn schedule(
     route: &Route,
     kind: PendingKind,
     deadline: DateTime<Utc>,
+    circuit: Option<&CircuitHold>,
     now: DateTime<Utc>,
 ) -> ScheduleRow {
     ScheduleRow {
         id: new_id("s"),
-        route_id: route.id.clone(),
-        generation: route.generation,
+        route_id: route.id.to_string(),
+        generation: route.generation.get(),
         kind: kind.to_string(),
         deadline: deadline.timestamp_millis(),
         state: ScheduleState::Armed.to_string(),
         created_at: now.timestamp_millis(),
+        circuit: circuit.map(|h| {
+            circuits::CircuitKey {
+                scope: h.scope,
+                resource: h.resource.clone(),
+            }
+            .to_string()
+        }),
     }
 }
 
@@ -311,6 +652,7 @@ fn outcome_of(route: &Route) -> RouteOutcome {
 mod tests {
     use super::*;
     use crate::classify::Confidence;
+    use app::ids::Generation;
     use app::policy::{ErrorClass, OnExhausted, RetryPolicy, WaitForReset};
     use app::profile::Candidate;
     use app::route::{Caller, CallerKind, DecisionKind};
@@ -346,6 +688,7 @@ mod tests {
             provider_id: String::new(),
             model_id: String::new(),
             profile_ref: String::new(),
+            account_ref: None,
             policy: CandidatePolicy {
                 version: 1,
                 transient: p,
@@ -354,7 +697,12 @@ mod tests {
         }
     }
 
-    fn profile(candidates: Vec<Candidate>) -> Profile {
+    /// A profile of `(id, label)` candidates, all with policy `p`.
+    fn profile(ids: &[(&str, &str)], p: ClassPolicy) -> Profile {
+        let candidates = ids
+            .iter()
+            .map(|(id, label)| candidate(id, label, p))
+            .collect();
         Profile {
             id: "p_1".into(),
             name: "P".into(),
@@ -367,29 +715,13 @@ mod tests {
     }
 
     fn route(state: RouteState, p: &Profile) -> Route {
-        let mut r = Route {
-            id: "r_1".into(),
-            profile_id: p.id.clone(),
-            caller: Caller {
-                kind: CallerKind::Kanban,
-                reference: "task".into(),
-            },
-            state,
-            generation: 3,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now(),
-            updated_at: now(),
+        let caller = Caller {
+            kind: CallerKind::Kanban,
+            reference: "task".into(),
         };
-        r.move_to(0, &p.candidates[0]);
+        let mut r = Route::open(p.id.clone(), caller, &p.candidates[0], now());
+        r.state = state;
+        r.generation = Generation(3);
         r
     }
 
@@ -418,11 +750,12 @@ mod tests {
         c: &Classification,
         profile: Option<&Profile>,
     ) -> FailurePlan {
-        let (decision, policy) = decide(route, gate, c, profile, now());
+        let mut circuits = CircuitSet::default();
+        let decided = decide(route, gate, c, profile, &mut circuits, now());
         failure(FailureFacts {
             route,
-            decision,
-            policy,
+            decided,
+            circuits: &mut circuits,
             classification: c,
             http_status: Some(529),
             profile,
@@ -531,10 +864,7 @@ mod tests {
             },
         ];
         for row in rows {
-            let p = profile(vec![
-                candidate("a", "Claude", row.policy),
-                candidate("b", "Codex", row.policy),
-            ]);
+            let p = profile(&[("a", "Claude"), ("b", "Codex")], row.policy);
             let r = route(row.from, &p);
             let c = overloaded(row.class, row.reset_in);
             let plan = plan(&r, row.gate, &c, Some(&p));
@@ -552,7 +882,7 @@ mod tests {
                 "{name}"
             );
             let attempt = plan.commit.attempt.as_ref().expect("an attempt row");
-            assert_eq!(attempt.generation, r.generation, "{name}");
+            assert_eq!(attempt.generation, r.generation.get(), "{name}");
             assert_eq!(attempt.decision, row.kind.to_string(), "{name}");
             assert_eq!(attempt.outcome, row.outcome, "{name}");
             assert_eq!(attempt.http_status, Some(529), "{name}");
@@ -561,11 +891,7 @@ mod tests {
 
     #[test]
     fn a_retry_uses_the_cycles_budget_and_names_its_ordinal() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Stop));
         let mut r = route(RouteState::Retrying, &p);
         r.memory.retries.insert("a/transient".into(), 1);
         let plan = plan(
@@ -581,17 +907,13 @@ mod tests {
         assert_eq!(pending.retry_ordinal, 2);
         assert_eq!(pending.outcome_after, OnExhausted::Stop);
         let schedule = plan.commit.schedule.expect("schedule");
-        assert_eq!(schedule.generation, plan.route.generation);
+        assert_eq!(schedule.generation, plan.route.generation.get());
         assert_eq!(schedule.kind, "retry");
     }
 
     #[test]
     fn a_reset_wait_is_used_once_per_cycle() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(0, 600, OnExhausted::Stop),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(0, 600, OnExhausted::Stop));
         let r = route(RouteState::Active, &p);
         let c = overloaded(ErrorClass::Hard, Some(60));
         let first = plan(&r, GateVerdict::Current, &c, Some(&p));
@@ -605,10 +927,10 @@ mod tests {
 
     #[test]
     fn skip_with_no_candidate_left_stops() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let mut r = route(RouteState::Active, &p);
         r.memory.excluded = vec!["b".into()];
         let plan = plan(
@@ -627,10 +949,10 @@ mod tests {
 
     #[test]
     fn a_switch_dispatches_the_next_candidate_with_a_fresh_invocation() {
-        let p = profile(vec![
-            candidate("a", "Claude", class_policy(0, 0, OnExhausted::Skip)),
-            candidate("b", "Codex", class_policy(0, 0, OnExhausted::Skip)),
-        ]);
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(0, 0, OnExhausted::Skip),
+        );
         let r = route(RouteState::Active, &p);
         let plan = plan(
             &r,
@@ -643,23 +965,15 @@ mod tests {
         let d = plan.commit.dispatch.expect("dispatch");
         assert_eq!(d.reason, "switch");
         assert_eq!(d.candidate_id, "b");
-        assert_eq!(d.generation, plan.route.generation);
+        assert_eq!(d.generation, plan.route.generation.get());
         assert_eq!(d.invocation_id, plan.route.invocation_id);
     }
 
     #[test]
     fn a_profile_without_the_candidate_authorises_nothing() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::Active, &p);
-        let other = profile(vec![candidate(
-            "z",
-            "Gemini",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let other = profile(&[("z", "Gemini")], class_policy(3, 0, OnExhausted::Skip));
         let c = overloaded(ErrorClass::Transient, None);
         for profile in [Some(&other), None] {
             let plan = plan(&r, GateVerdict::Current, &c, profile);
@@ -671,11 +985,7 @@ mod tests {
 
     #[test]
     fn a_stale_report_changes_nothing_and_says_where_the_route_is() {
-        let p = profile(vec![candidate(
-            "a",
-            "Claude",
-            class_policy(3, 0, OnExhausted::Skip),
-        )]);
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
         let r = route(RouteState::RetryWait, &p);
         let view = stale(&r);
         assert_eq!(view.kind, DecisionKind::Stale);
@@ -683,5 +993,397 @@ mod tests {
             view.outcome.to_string(),
             "unchanged: the route is at generation 3 (retry_wait)"
         );
+    }
+
+    #[test]
+    fn manual_actions_plan_their_change() {
+        let p = profile(
+            &[("a", "Claude"), ("b", "Codex")],
+            class_policy(3, 600, OnExhausted::Skip),
+        );
+        let mut waiting = route(RouteState::WaitingForReset, &p);
+        waiting.pending = Some(pending(
+            PendingKind::ResetWait,
+            now(),
+            0,
+            &class_policy(3, 600, OnExhausted::Skip),
+            &overloaded(ErrorClass::Hard, Some(60)),
+            None,
+        ));
+        let act = |r: &Route, a: Action, to: RouteState, profile: Option<&Profile>| {
+            let profile = profile.filter(|_| action_needs_profile(r, a));
+            action(r, a, to, profile, &mut CircuitSet::default(), now()).expect("planned")
+        };
+
+        // Retry now while waiting: the pending attempt goes out early, as
+        // the reset's retry.
+        let (next, commit) = act(&waiting, Action::RetryNow, RouteState::Retrying, Some(&p));
+        assert_eq!(next.generation, waiting.generation.next());
+        assert!(next.pending.is_none());
+        assert_ne!(next.invocation_id, waiting.invocation_id);
+        assert_eq!(next.cycle, waiting.cycle);
+        let d = commit.dispatch.expect("dispatch");
+        assert_eq!(d.reason, "reset_retry");
+
+        // Cancel stops for a person and dispatches nothing.
+        let (next, commit) = act(&waiting, Action::Cancel, RouteState::ActionRequired, None);
+        assert_eq!(next.reason, Some(StopReason::CancelledByUser));
+        assert!(commit.dispatch.is_none());
+
+        // From a stopped route, retry and skip start a new cycle.
+        let mut stopped = route(RouteState::ActionRequired, &p);
+        stopped.memory.excluded = vec!["b".into()];
+        stopped.reason = Some(StopReason::StoppedByPolicy);
+        assert!(action_needs_profile(&stopped, Action::RetryNow));
+        assert!(!action_needs_profile(&waiting, Action::RetryNow));
+        let (next, commit) = act(&stopped, Action::RetryNow, RouteState::Retrying, Some(&p));
+        assert_eq!(next.cycle, stopped.cycle + 1);
+        assert!(next.memory.excluded.is_empty());
+        assert_eq!(next.reason, None);
+        assert_eq!(commit.dispatch.expect("dispatch").reason, "retry");
+        let (next, commit) = act(&stopped, Action::SkipNow, RouteState::Switching, Some(&p));
+        assert_eq!(next.candidate.id, "b");
+        assert_eq!(commit.dispatch.expect("dispatch").reason, "switch");
+
+        // Skip with nobody left to skip to stops instead.
+        let alone = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let (next, commit) = act(
+            &stopped,
+            Action::SkipNow,
+            RouteState::Switching,
+            Some(&alone),
+        );
+        assert_eq!(next.state, RouteState::ActionRequired);
+        assert_eq!(next.reason, Some(StopReason::NoEligibleCandidate));
+        assert!(commit.dispatch.is_none());
+    }
+
+    #[test]
+    fn effects_count_or_stop_a_route_whose_failed_invocation_waits() {
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let active = route(RouteState::Active, &p);
+        let report = |r: &Route, generation: Generation| EffectReport {
+            generation,
+            invocation_id: r.invocation_id.clone(),
+            prompt_generation: r.prompt_generation,
+            kind: "tool_call".into(),
+            provider_session_id: Some("sess".into()),
+        };
+        let counted = effect(&active, &report(&active, active.generation)).expect("counted");
+        assert_eq!(counted.effects, 1);
+        assert_eq!(counted.generation, active.generation);
+        assert_eq!(counted.provider_session_id.as_deref(), Some("sess"));
+
+        // The invocation failed and waits for its retry: the late effect
+        // makes replay unsafe.
+        let mut waiting = active.clone();
+        waiting.state = RouteState::RetryWait;
+        waiting.generation = active.generation.next();
+        let stopped = effect(&waiting, &report(&active, active.generation)).expect("stopped");
+        assert_eq!(stopped.state, RouteState::ActionRequired);
+        assert_eq!(stopped.reason, Some(StopReason::EffectAfterFailure));
+        assert_eq!(stopped.generation, waiting.generation.next());
+
+        // About another invocation: nothing changes.
+        let mut other = report(&active, active.generation);
+        other.invocation_id = "inv_other".into();
+        assert!(effect(&active, &other).is_none());
+    }
+
+    #[test]
+    fn success_starts_a_new_cycle_and_a_new_invocation() {
+        let p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let mut r = route(RouteState::Retrying, &p);
+        r.memory.retries.insert("a/transient".into(), 2);
+        r.effects = 3;
+        let next = success(&r, RouteState::Active);
+        assert_eq!(next.state, RouteState::Active);
+        assert_eq!(next.generation, r.generation.next());
+        assert_eq!(next.cycle, r.cycle + 1);
+        assert!(next.memory.retries.is_empty());
+        assert_eq!(next.effects, 0);
+        assert_eq!(next.prompt_generation, r.prompt_generation + 1);
+        assert_ne!(next.invocation_id, r.invocation_id);
+    }
+
+    /// A profile of the given candidates.
+    fn profile_of(candidates: Vec<Candidate>) -> Profile {
+        Profile {
+            candidates,
+            ..profile(&[("x", "X")], class_policy(0, 0, OnExhausted::Skip))
+        }
+    }
+
+    /// A candidate on Anthropic's `team-a` account.
+    fn on_account(id: &str, label: &str, p: ClassPolicy) -> Candidate {
+        Candidate {
+            provider_id: "anthropic".into(),
+            model_id: "claude-sonnet-4-5".into(),
+            profile_ref: format!("{id}-ref"),
+            account_ref: Some("team-a".into()),
+            ..candidate(id, label, p)
+        }
+    }
+
+    fn quota(reset_in: i64) -> Classification {
+        Classification {
+            code: "quota_limited".into(),
+            scope: Some(crate::classify::Scope::Account),
+            ..overloaded(ErrorClass::Hard, Some(reset_in))
+        }
+    }
+
+    /// Plans `c` for `route` over `circuits`, as the service does.
+    fn plan_on(
+        route: &Route,
+        c: &Classification,
+        p: &Profile,
+        circuits: &mut CircuitSet,
+    ) -> FailurePlan {
+        let decided = decide(route, GateVerdict::Current, c, Some(p), circuits, now());
+        failure(FailureFacts {
+            route,
+            decided,
+            circuits,
+            classification: c,
+            http_status: None,
+            profile: Some(p),
+            now: now(),
+        })
+    }
+
+    struct CircuitRow {
+        name: &'static str,
+        /// Whether another route opened the circuit first.
+        opened_by_other: bool,
+        policy: ClassPolicy,
+        kind: DecisionKind,
+        to: RouteState,
+        /// The pending deadline, seconds after now.
+        deadline_in: Option<i64>,
+        held_visibly: bool,
+        candidate_after: &'static str,
+    }
+
+    #[test]
+    fn circuits_hold_the_others_and_leave_the_policy_its_choice() {
+        let retry = class_policy(3, 0, OnExhausted::Skip);
+        let rows = [
+            CircuitRow {
+                name: "the route that opened it keeps its own pace",
+                opened_by_other: false,
+                policy: retry,
+                kind: DecisionKind::Retry,
+                to: RouteState::RetryWait,
+                deadline_in: Some(5),
+                held_visibly: false,
+                candidate_after: "a",
+            },
+            CircuitRow {
+                name: "another route's retry waits for the circuit, visibly",
+                opened_by_other: true,
+                policy: retry,
+                kind: DecisionKind::Retry,
+                to: RouteState::RetryWait,
+                deadline_in: Some(900),
+                held_visibly: true,
+                candidate_after: "a",
+            },
+            CircuitRow {
+                name: "the opener's own skip may try its next candidate on the resource",
+                opened_by_other: false,
+                policy: class_policy(0, 0, OnExhausted::Skip),
+                kind: DecisionKind::Skip,
+                to: RouteState::Switching,
+                deadline_in: None,
+                held_visibly: false,
+                candidate_after: "b",
+            },
+            CircuitRow {
+                name: "a skip passes over the held candidate on the same account",
+                opened_by_other: true,
+                policy: class_policy(0, 0, OnExhausted::Skip),
+                kind: DecisionKind::Skip,
+                to: RouteState::Switching,
+                deadline_in: None,
+                held_visibly: false,
+                candidate_after: "c",
+            },
+        ];
+        for row in rows {
+            let name = row.name;
+            let p = profile_of(vec![
+                on_account("a", "Claude", row.policy),
+                on_account("b", "Claude Opus", row.policy),
+                candidate("c", "Codex", row.policy),
+            ]);
+            let mut circuits = CircuitSet::default();
+            if row.opened_by_other {
+                // Another route, whose policy retries, opened it first.
+                let theirs = profile_of(vec![
+                    on_account("a", "Claude", retry),
+                    on_account("b", "Claude Opus", retry),
+                ]);
+                let mut other = route(RouteState::Active, &theirs);
+                other.id = "r_other".into();
+                let first = plan_on(&other, &quota(900), &theirs, &mut circuits);
+                assert_eq!(
+                    first.decision.kind,
+                    DecisionKind::Retry,
+                    "{name}: the opener"
+                );
+            }
+            let r = route(RouteState::Active, &p);
+            let plan = plan_on(&r, &quota(900), &p, &mut circuits);
+            assert_eq!(plan.decision.kind, row.kind, "{name}");
+            assert_eq!(plan.route.state, row.to, "{name}");
+            assert_eq!(plan.route.candidate.id, row.candidate_after, "{name}");
+            let pending = plan.route.pending.as_ref();
+            assert_eq!(
+                pending.map(|p| (p.deadline - now()).num_seconds()),
+                row.deadline_in,
+                "{name}"
+            );
+            let hold = pending.and_then(|p| p.circuit.as_ref());
+            assert_eq!(hold.is_some(), row.held_visibly, "{name}");
+            let schedule_circuit = plan
+                .commit
+                .schedule
+                .as_ref()
+                .and_then(|s| s.circuit.clone());
+            assert_eq!(schedule_circuit.is_some(), row.held_visibly, "{name}");
+            if let Some(h) = hold {
+                assert_eq!(h.resource, "anthropic/team-a", "{name}");
+                assert_eq!(
+                    schedule_circuit.as_deref(),
+                    Some("account:anthropic/team-a"),
+                    "{name}"
+                );
+            }
+            // Held candidates are passed over, not excluded for the cycle.
+            assert!(
+                !plan.route.memory.excluded.contains(&"b".to_string()),
+                "{name}"
+            );
+            let changes = circuits.changes();
+            assert_eq!(changes.len(), 1, "{name}: one circuit, opened once");
+            // The opener switching onto the resource makes that attempt the probe.
+            let kind = if row.candidate_after == "b" {
+                "probe_claimed"
+            } else {
+                "opened"
+            };
+            assert_eq!(changes[0].kind().to_string(), kind, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_failure_without_a_named_resource_opens_nothing() {
+        let retry = class_policy(3, 0, OnExhausted::Skip);
+        // No provider, model, account or profile reference: nothing to key.
+        let p = profile_of(vec![candidate("a", "Claude", retry)]);
+        let mut circuits = CircuitSet::default();
+        let plan = plan_on(
+            &route(RouteState::Active, &p),
+            &quota(900),
+            &p,
+            &mut circuits,
+        );
+        assert_eq!(plan.decision.kind, DecisionKind::Retry);
+        assert!(circuits.changes().is_empty());
+        // A medium-confidence failure on a named resource opens nothing either.
+        let p = profile_of(vec![on_account("a", "Claude", retry)]);
+        let unsure = Classification {
+            confidence: Confidence::Medium,
+            ..quota(900)
+        };
+        plan_on(&route(RouteState::Active, &p), &unsure, &p, &mut circuits);
+        assert!(circuits.changes().is_empty());
+    }
+
+    #[test]
+    fn a_due_schedule_dispatches_probes_or_moves_visibly() {
+        let retry = class_policy(3, 0, OnExhausted::Skip);
+        let p = profile_of(vec![on_account("a", "Claude", retry)]);
+        let mut circuits = CircuitSet::default();
+        let mut opener = route(RouteState::Active, &p);
+        opener.id = "r_opener".into();
+        plan_on(&opener, &quota(60), &p, &mut circuits);
+        let mut waiter = route(RouteState::Active, &p);
+        waiter = plan_on(&waiter, &quota(60), &p, &mut circuits).route;
+        let schedule = ScheduleRow {
+            id: "s_1".into(),
+            route_id: waiter.id.to_string(),
+            generation: waiter.generation.get(),
+            kind: "retry".into(),
+            deadline: (now() + chrono::Duration::seconds(60)).timestamp_millis(),
+            state: "armed".into(),
+            created_at: 0,
+            circuit: Some("account:anthropic/team-a".into()),
+        };
+        let at = |s: i64| now() + chrono::Duration::seconds(s);
+        let fire = |circuits: &mut CircuitSet, route: &Route, secs: i64| {
+            deadline(
+                route,
+                RouteState::Retrying,
+                &schedule,
+                PendingKind::Retry,
+                Some(&p.candidates[0]),
+                circuits,
+                at(secs),
+            )
+        };
+        // Still open (another route opened it and extended nothing): held.
+        let held = fire(&mut circuits.clone(), &waiter, 30);
+        assert_eq!(held.event, event_kind::HELD);
+        assert_eq!(held.route.state, RouteState::RetryWait);
+        assert_eq!(held.route.generation, waiter.generation + 1);
+        assert_eq!(held.route.pending.as_ref().unwrap().deadline, at(60));
+        assert!(held.commit.dispatch.is_none());
+        assert_eq!(held.commit.fire_schedule.as_deref(), Some("s_1"));
+        let next = held.commit.schedule.expect("re-armed");
+        assert_eq!(next.circuit.as_deref(), Some("account:anthropic/team-a"));
+        // Expired: this route's retry is the probe.
+        let mut after = circuits.clone();
+        let probe = fire(&mut after, &waiter, 60);
+        assert_eq!(probe.event, event_kind::FIRED);
+        assert_eq!(probe.route.state, RouteState::Retrying);
+        assert!(probe.commit.dispatch.is_some());
+        let taken = after.changes();
+        assert!(taken
+            .iter()
+            .any(|c| c.kind() == circuits::ChangeKind::ProbeClaimed));
+        // Anyone after it waits for the probe's outcome, until its lease ends.
+        let mut other = waiter.clone();
+        other.id = "r_other".into();
+        let wait = fire(&mut after, &other, 61);
+        let hold = wait.route.pending.unwrap().circuit.expect("visible");
+        assert!(hold.awaiting_probe);
+        assert_eq!(hold.until, at(60 + circuits::PROBE_LEASE_SECONDS));
+    }
+
+    #[test]
+    fn waiters_are_released_a_few_at_a_time_or_held_to_the_new_end() {
+        let at = |s: i64| now() + chrono::Duration::seconds(s);
+        let current = vec![at(600); 12];
+        let released = waiter_deadlines(&current, &Hold::Free { probes: vec![] }, now());
+        assert_eq!(released.len(), 12);
+        assert!(released.iter().all(|(_, h)| h.is_none()));
+        let firsts = released.iter().filter(|(t, _)| *t == now()).count();
+        assert_eq!(firsts, circuits::RELEASE_BATCH);
+        // Never later than a waiter was going anyway.
+        let soon = waiter_deadlines(&[at(0)], &Hold::Free { probes: vec![] }, now());
+        assert_eq!(soon[0].0, at(0));
+        let key = circuits::CircuitKey {
+            scope: app::circuit::CircuitScope::Account,
+            resource: "anthropic/team-a".into(),
+        };
+        let reopened = Hold::Held {
+            key,
+            until: at(900),
+            awaiting_probe: false,
+        };
+        let held = waiter_deadlines(&current, &reopened, now());
+        assert!(held.iter().all(|(t, h)| *t == at(900) && h.is_some()));
     }
 }

@@ -10,21 +10,26 @@
 
 use super::error::{Result, RouteError};
 use super::machine::{self, Outcome, Trigger};
-use super::model::{attempt_to_wire, new_id, Memory, Route};
+use super::model::{attempt_to_wire, Route};
 use super::plan::{self, FailureFacts};
 use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
+use crate::circuits::row::Loaded;
+use crate::circuits::CircuitKey;
 use crate::classify::{classify_at, Catalogue, Classification, Evidence, Phase, UnknownLog};
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{Commit, DynStore, RouteFilter, ScheduleRow, StoreError};
+use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
-use app::route::{
-    event_kind, Action, Attempt, DispatchReason, PendingKind, RouteSnapshot, RouteState, StopReason,
-};
+use app::route::{event_kind, Action, Attempt, PendingKind, RouteSnapshot, RouteState};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
+
+/// How often a change is planned again when a shared circuit moved under
+/// it (each time, another route's change committed: progress was made).
+const CIRCUIT_ATTEMPTS: usize = 8;
 
 #[derive(Clone)]
 pub struct Routes {
@@ -39,10 +44,22 @@ pub struct Routes {
 /// The shape of a transition about to be committed.
 pub(super) struct Change {
     pub route: Route,
-    pub expected: Option<i64>,
+    pub expected: Option<Generation>,
     /// The state the route leaves (`None` when it is created).
     pub from: Option<RouteState>,
     pub commit: Commit,
+}
+
+impl Change {
+    /// `next` replaces `from`, fenced by `from`'s generation.
+    pub fn after(from: &Route, next: Route, commit: Commit) -> Change {
+        Change {
+            route: next,
+            expected: Some(from.generation),
+            from: Some(from.state),
+            commit,
+        }
+    }
 }
 
 impl Routes {
@@ -76,16 +93,16 @@ impl Routes {
         self.clock.now()
     }
 
-    pub async fn load(&self, id: &str) -> Result<Route> {
+    pub async fn load(&self, id: &RouteId) -> Result<Route> {
         let row = self
             .store
-            .get_route(id)
+            .get_route(id.as_str())
             .await?
             .ok_or(RouteError::NotFound("route"))?;
         Route::from_row(row).map_err(RouteError::Corrupt)
     }
 
-    pub async fn get(&self, id: &str) -> Result<RouteSnapshot> {
+    pub async fn get(&self, id: &RouteId) -> Result<RouteSnapshot> {
         Ok(self.load(id).await?.snapshot(self.now()))
     }
 
@@ -101,10 +118,10 @@ impl Routes {
             .collect()
     }
 
-    pub async fn attempts(&self, id: &str) -> Result<Vec<Attempt>> {
+    pub async fn attempts(&self, id: &RouteId) -> Result<Vec<Attempt>> {
         self.load(id).await?;
         self.store
-            .list_attempts(id)
+            .list_attempts(id.as_str())
             .await?
             .iter()
             .map(|a| attempt_to_wire(a).map_err(RouteError::Corrupt))
@@ -117,7 +134,7 @@ impl Routes {
         let now = self.now();
         change.route.updated_at = now;
         let snapshot = change.route.snapshot(now);
-        change.commit.expected_generation = change.expected;
+        change.commit.expected_generation = change.expected.map(Generation::get);
         // Only these states can leave an armed schedule or an open dispatch
         // behind; skipping the sweep elsewhere saves two statements.
         change.commit.void_pending = change.from.is_some_and(|s| {
@@ -150,7 +167,7 @@ impl Routes {
 
     /// Opens a route on a usable profile, at its first candidate.
     pub async fn create(&self, req: CreateRoute) -> Result<RouteSnapshot> {
-        let profile = self.profiles.get_usable(&req.profile_id).await?;
+        let profile = self.profiles.get_usable(req.profile_id.as_str()).await?;
         let first = profile
             .candidates
             .first()
@@ -164,50 +181,49 @@ impl Routes {
             )]));
         }
         let now = self.now();
-        let mut route = Route {
-            id: new_id("r"),
-            profile_id: profile.id.clone(),
-            caller: req.caller,
-            state: RouteState::Active,
-            generation: 1,
-            cycle: 1,
-            candidate: Default::default(),
-            invocation_id: String::new(),
-            prompt_generation: 1,
-            effects: 0,
-            provider_session_id: None,
-            memory: Memory::default(),
-            pending: None,
-            last_failure: None,
-            reason: None,
-            created_at: now,
-            updated_at: now,
-        };
-        route.move_to(0, first);
-        self.apply(
-            Change {
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            let mut route = Route::open(profile.id.clone(), req.caller.clone(), first, now);
+            let mut circuits = self.circuits().await?;
+            // The first candidate its circuits let a new route try.
+            if let Some((index, c)) =
+                plan::select(route.id.as_str(), &profile, &mut circuits.set, now)
+            {
+                if index != route.candidate.index {
+                    route.move_to(index, c);
+                }
+            }
+            let commit = Commit {
+                circuits: circuits.writes(route.id.as_str()),
+                ..Commit::default()
+            };
+            let change = Change {
                 route,
                 expected: None,
                 from: None,
-                commit: Commit::default(),
-            },
-            event_kind::CREATED,
-        )
-        .await
+                commit,
+            };
+            match self.apply(change, event_kind::CREATED).await {
+                Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
+                other => return other,
+            }
+        }
+        Err(RouteError::Conflict(
+            "shared circuits kept changing; create the route again".into(),
+        ))
     }
 
     /// Classifies a failure, runs the gate and the policy, and commits the
     /// resulting transition.
     pub async fn report_failure(
         &self,
-        id: &str,
+        id: &RouteId,
         body: &serde_json::Value,
     ) -> Result<FailureAnswer> {
         let evidence = Evidence::from_json_value(body).map_err(|e| {
             RouteError::Malformed(format!("The evidence envelope could not be read: {e}."))
         })?;
         if let Some(rid) = &evidence.route_id {
-            if rid != id {
+            if id != rid.as_str() {
                 return Err(RouteError::Invalid(vec![FieldError::new(
                     "route_id",
                     FieldErrorCode::InvalidValue,
@@ -222,9 +238,33 @@ impl Routes {
         }
         metrics::counter!("kandev_failures_total", "class" => classification.class.as_str())
             .increment(1);
+        // A circuit another route changed while we planned: plan again
+        // from what is stored now.
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            if let Some(answer) = self
+                .plan_failure(id, &evidence, &classification, now)
+                .await?
+            {
+                return Ok(answer);
+            }
+        }
+        Err(RouteError::Conflict(
+            "shared circuits kept changing; report the failure again".into(),
+        ))
+    }
+
+    /// One try at committing a failure; `None` when a circuit moved on.
+    async fn plan_failure(
+        &self,
+        id: &RouteId,
+        evidence: &Evidence,
+        classification: &Classification,
+        now: DateTime<Utc>,
+    ) -> Result<Option<FailureAnswer>> {
+        let classification = classification.clone();
         let route = self.load(id).await?;
         let gate = EffectGate {
-            generation: route.generation,
+            generation: route.generation.get(),
             invocation_id: &route.invocation_id,
             prompt_generation: route.prompt_generation,
             reported_effects: route.effects,
@@ -249,49 +289,110 @@ impl Routes {
         let accepts =
             machine::next(route.state, Trigger::Failure(Outcome::ManualRecovery)).is_some();
         if gate == GateVerdict::Stale || !accepts {
-            return Ok(stale_answer(classification, &route, now));
+            return Ok(Some(stale_answer(classification, &route, now)));
         }
-        let profile = self.profiles.get(&route.profile_id).await.ok();
-        let (decision, policy) = plan::decide(&route, gate, &classification, profile.as_ref(), now);
+        let profile = self.profiles.get(route.profile_id.as_str()).await.ok();
+        let mut circuits = self.circuits().await?;
+        let decided = plan::decide(
+            &route,
+            gate,
+            &classification,
+            profile.as_ref(),
+            &mut circuits.set,
+            now,
+        );
         let plan = plan::failure(FailureFacts {
             route: &route,
-            decision,
-            policy,
+            decided,
+            circuits: &mut circuits.set,
             classification: &classification,
-            http_status: error_status(&evidence),
+            http_status: error_status(evidence),
             profile: profile.as_ref(),
             now,
         });
-        let change = Change {
-            route: plan.route,
-            expected: Some(route.generation),
-            from: Some(route.state),
-            commit: plan.commit,
-        };
+        let mut commit = plan.commit;
+        commit.circuits = circuits.writes(route.id.as_str());
+        let reopened: Vec<CircuitKey> = circuits
+            .set
+            .changes()
+            .into_iter()
+            .filter(|c| c.kind() == crate::circuits::ChangeKind::Reopened)
+            .map(|c| c.after.key)
+            .collect();
+        let change = Change::after(&route, plan.route, commit);
         match self.apply(change, event_kind::FAILURE).await {
             Ok(snapshot) => {
                 metrics::counter!("kandev_decisions_total", "decision" => plan.decision.kind.as_str())
                     .increment(1);
-                Ok(FailureAnswer {
+                // The probe failed: its waiters now wait for the new end.
+                self.revisit_all(&reopened).await;
+                Ok(Some(FailureAnswer {
                     classification,
                     decision: plan.decision,
                     route: snapshot,
-                })
+                }))
             }
             // Someone else moved the route first: this report is stale now.
             Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
                 let route = self.load(id).await?;
-                Ok(stale_answer(classification, &route, now))
+                Ok(Some(stale_answer(classification, &route, now)))
             }
+            Err(RouteError::Store(StoreError::StaleCircuit { .. })) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// [`Routes::revisit_waiters`] for each circuit, after the change that
+    /// moved them committed; a failure only delays waiters, so it is logged.
+    async fn revisit_all(&self, keys: &[CircuitKey]) {
+        for key in keys {
+            if let Err(e) = self.revisit_waiters(key).await {
+                tracing::warn!(circuit = %key, error = %e, "moving a circuit's waiters failed; they look again at their deadline");
+            }
+        }
+    }
+
+    /// The route's candidate as its profile has it now, read only when
+    /// some circuit exists (most of the time none does, and a timer firing
+    /// should not read the profile for nothing); `cache` keeps it across
+    /// re-plans.
+    async fn candidate_if_circuits(
+        &self,
+        route: &Route,
+        circuits: &Loaded,
+        cache: &mut Option<Option<app::profile::Candidate>>,
+    ) -> Option<app::profile::Candidate> {
+        if circuits.set.is_empty() {
+            return None;
+        }
+        if cache.is_none() {
+            let profile = self.profiles.get(route.profile_id.as_str()).await.ok();
+            *cache = Some(profile.and_then(|p| {
+                p.candidates
+                    .into_iter()
+                    .find(|c| c.id == route.candidate.id)
+            }));
+        }
+        cache.clone().flatten()
+    }
+
+    /// Every circuit for people: `GET /api/v1/circuits`.
+    pub async fn circuit_list(&self) -> Result<app::circuit::CircuitList> {
+        let rows = self.store.list_circuits().await?;
+        let waiting = self.store.circuit_waiting_counts().await?;
+        crate::circuits::view::list(&rows, &waiting, self.now()).map_err(RouteError::Corrupt)
+    }
+
+    /// Every circuit as stored, ready to plan with.
+    pub async fn circuits(&self) -> Result<Loaded> {
+        Loaded::from_rows(self.store.list_circuits().await?).map_err(RouteError::Corrupt)
     }
 
     /// Records output or tool activity for the current invocation. An
     /// effect for an invocation that already failed and is waiting to be
     /// retried arrived out of order: replay is no longer safe, so the route
     /// stops for a person.
-    pub async fn report_effect(&self, id: &str, report: EffectReport) -> Result<RouteSnapshot> {
+    pub async fn report_effect(&self, id: &RouteId, report: EffectReport) -> Result<RouteSnapshot> {
         if report.kind.trim().is_empty() || report.kind.len() > 64 {
             return Err(RouteError::Invalid(vec![FieldError::out_of_range(
                 "kind", "length", 1, 64,
@@ -299,37 +400,13 @@ impl Routes {
         }
         for _ in 0..3 {
             let route = self.load(id).await?;
-            let same_invocation = report.invocation_id == route.invocation_id
-                && report.prompt_generation == route.prompt_generation;
-            let mut next = route.clone();
-            let (expected, kind) = if same_invocation && report.generation == route.generation {
-                next.effects += 1;
-                if let Some(s) = &report.provider_session_id {
-                    next.provider_session_id = Some(s.chars().take(200).collect());
-                }
-                (route.generation, event_kind::EFFECT)
-            } else if same_invocation
-                && report.generation < route.generation
-                && route.state.is_waiting()
-            {
-                next.generation += 1;
-                next.state = RouteState::ActionRequired;
-                next.pending = None;
-                next.reason = Some(StopReason::EffectAfterFailure);
-                (route.generation, event_kind::EFFECT)
-            } else {
-                // About an invocation the route has left behind.
+            let Some(next) = plan::effect(&route, &report) else {
                 return Ok(route.snapshot(self.now()));
             };
             match self
                 .apply(
-                    Change {
-                        route: next,
-                        expected: Some(expected),
-                        from: Some(route.state),
-                        commit: Commit::default(),
-                    },
-                    kind,
+                    Change::after(&route, next, Commit::default()),
+                    event_kind::EFFECT,
                 )
                 .await
             {
@@ -348,36 +425,55 @@ impl Routes {
     /// which the answer names.
     pub async fn report_success(
         &self,
-        id: &str,
+        id: &RouteId,
         report: InvocationReport,
     ) -> Result<RouteSnapshot> {
-        let route = self.load(id).await?;
-        let current = report.generation == route.generation
-            && report.invocation_id == route.invocation_id
-            && report.prompt_generation == route.prompt_generation;
-        if !current {
-            return Err(RouteError::Stale(Box::new(route.snapshot(self.now()))));
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            let route = self.load(id).await?;
+            let current = report.generation == route.generation
+                && report.invocation_id == route.invocation_id
+                && report.prompt_generation == route.prompt_generation;
+            if !current {
+                return Err(RouteError::Stale(Box::new(route.snapshot(self.now()))));
+            }
+            let Some(state) = machine::next(route.state, Trigger::Success) else {
+                return Err(self.invalid("success cannot be reported", &route));
+            };
+            let next = plan::success(&route, state);
+            let mut commit = Commit::default();
+            // Success proves the in-flight dispatch was delivered.
+            if let Some(d) = self.claimed_dispatch(&route).await? {
+                commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
+            }
+            // A probe that succeeded closes its circuits.
+            let mut circuits = self.circuits().await?;
+            let candidate = self
+                .candidate_if_circuits(&route, &circuits, &mut None)
+                .await;
+            let closed = candidate
+                .map(|c| {
+                    circuits
+                        .set
+                        .succeed((&c).into(), route.id.as_str(), self.now())
+                })
+                .unwrap_or_default();
+            commit.circuits = circuits.writes(route.id.as_str());
+            match self
+                .apply_fenced(&route, next, commit, event_kind::SUCCESS)
+                .await
+            {
+                Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
+                Ok(snapshot) => {
+                    // Its waiters go now, a few at a time.
+                    self.revisit_all(&closed).await;
+                    return Ok(snapshot);
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let Some(state) = machine::next(route.state, Trigger::Success) else {
-            return Err(self.invalid("success cannot be reported", &route));
-        };
-        let mut next = route.clone();
-        next.state = state;
-        next.generation += 1;
-        next.pending = None;
-        next.reason = None;
-        next.new_cycle();
-        // The invocation is over: the next prompt is a new one, and effects
-        // of this one must not taint it.
-        next.new_invocation();
-        next.prompt_generation += 1;
-        let mut commit = Commit::default();
-        // Success proves the in-flight dispatch was delivered.
-        if let Some(d) = self.claimed_dispatch(&route).await? {
-            commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
-        }
-        self.apply_fenced(&route, next, commit, event_kind::SUCCESS)
-            .await
+        Err(RouteError::Conflict(
+            "shared circuits kept changing; report the success again".into(),
+        ))
     }
 
     /// Commits a fenced change; losing the race answers 409 with the route now.
@@ -389,18 +485,7 @@ impl Routes {
         kind: &str,
     ) -> Result<RouteSnapshot> {
         let id = route.id.clone();
-        match self
-            .apply(
-                Change {
-                    route,
-                    expected: Some(from.generation),
-                    from: Some(from.state),
-                    commit,
-                },
-                kind,
-            )
-            .await
-        {
+        match self.apply(Change::after(from, route, commit), kind).await {
             Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
                 Err(RouteError::Stale(Box::new(self.get(&id).await?)))
             }
@@ -416,7 +501,7 @@ impl Routes {
     }
 
     /// Retry now, skip now, cancel or stop, fenced by the expected generation.
-    pub async fn act(&self, id: &str, req: ActionRequest) -> Result<RouteSnapshot> {
+    pub async fn act(&self, id: &RouteId, req: ActionRequest) -> Result<RouteSnapshot> {
         let route = self.load(id).await?;
         let now = self.now();
         // Cancelling or stopping a stopped route changes nothing: answer
@@ -435,50 +520,21 @@ impl Routes {
                 &route,
             ));
         };
-        let mut next = route.clone();
-        next.generation += 1;
-        next.pending = None;
-        next.reason = None;
-        next.state = state;
-        let mut commit = Commit::default();
-        let restarting = route.state == RouteState::ActionRequired;
-        match req.action {
-            Action::RetryNow => {
-                if restarting {
-                    next.new_cycle();
-                    let profile = self.profiles.get_usable(&route.profile_id).await?;
-                    let index = profile
-                        .candidates
-                        .iter()
-                        .position(|c| c.id == route.candidate.id)
-                        .unwrap_or(0);
-                    let candidate = profile
-                        .candidates
-                        .get(index)
-                        .ok_or(RouteError::ProfileUnusable("no candidates".into()))?;
-                    next.move_to(index, candidate);
-                } else {
-                    next.new_invocation();
-                }
-                let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
-                commit.dispatch = Some(next.dispatch(reason, now));
-            }
-            Action::SkipNow => {
-                if restarting {
-                    next.new_cycle();
-                }
-                let profile = self.profiles.get_usable(&route.profile_id).await?;
-                match plan::switch(&mut next, &profile, now) {
-                    Some(d) => commit.dispatch = Some(d),
-                    None => {
-                        next.state = RouteState::ActionRequired;
-                        next.reason = Some(StopReason::NoEligibleCandidate);
-                    }
-                }
-            }
-            Action::Cancel => next.reason = Some(StopReason::CancelledByUser),
-            Action::Stop => next.reason = Some(StopReason::StoppedByUser),
-        }
+        let profile = if plan::action_needs_profile(&route, req.action) {
+            Some(self.profiles.get_usable(route.profile_id.as_str()).await?)
+        } else {
+            None
+        };
+        let mut circuits = self.circuits().await?;
+        let (next, mut commit) = plan::action(
+            &route,
+            req.action,
+            state,
+            profile.as_ref(),
+            &mut circuits.set,
+            now,
+        )?;
+        commit.circuits = circuits.writes(route.id.as_str());
         self.apply_fenced(&route, next, commit, event_kind::ACTION)
             .await
     }
@@ -486,7 +542,7 @@ impl Routes {
     /// Fires one due schedule if its generation is still the route's.
     /// Answers whether it created a dispatch.
     pub async fn fire(&self, schedule: &ScheduleRow) -> Result<bool> {
-        let route = match self.load(&schedule.route_id).await {
+        let route = match self.load(&RouteId(schedule.route_id.clone())).await {
             Ok(r) => r,
             Err(RouteError::NotFound(_)) => {
                 self.store.void_schedule(&schedule.id).await?;
@@ -495,52 +551,123 @@ impl Routes {
             Err(e) => return Err(e),
         };
         let Some(state) = machine::next(route.state, Trigger::Deadline)
-            .filter(|_| route.generation == schedule.generation)
+            .filter(|_| route.generation == Generation(schedule.generation))
         else {
             self.store.void_schedule(&schedule.id).await?;
             return Ok(false);
         };
-        let now = self.now();
-        let mut next = route.clone();
-        next.state = state;
-        next.generation += 1;
-        next.pending = None;
-        next.new_invocation();
         let kind: PendingKind = schedule.kind.parse().map_err(|_| {
             RouteError::Corrupt(format!(
                 "stored schedule kind `{}` of {} is unknown",
                 schedule.kind, schedule.id
             ))
         })?;
-        let reason = DispatchReason::after(Some(kind));
-        let commit = Commit {
-            fire_schedule: Some(schedule.id.clone()),
-            dispatch: Some(next.dispatch(reason, now)),
-            ..Commit::default()
-        };
-        let lateness = (now.timestamp_millis() - schedule.deadline).max(0) as f64 / 1000.0;
-        match self
-            .apply(
-                Change {
-                    route: next,
-                    expected: Some(route.generation),
-                    from: Some(route.state),
-                    commit,
-                },
-                event_kind::FIRED,
-            )
-            .await
-        {
-            Ok(_) => {
-                metrics::histogram!("kandev_timer_lateness_seconds").record(lateness);
-                Ok(true)
+        let mut candidate = None;
+        for _ in 0..CIRCUIT_ATTEMPTS {
+            let now = self.now();
+            let mut circuits = self.circuits().await?;
+            let candidate = self
+                .candidate_if_circuits(&route, &circuits, &mut candidate)
+                .await;
+            let mut plan = plan::deadline(
+                &route,
+                state,
+                schedule,
+                kind,
+                candidate.as_ref(),
+                &mut circuits.set,
+                now,
+            );
+            plan.commit.circuits = circuits.writes(route.id.as_str());
+            let dispatched = plan.commit.dispatch.is_some();
+            let lateness = (now.timestamp_millis() - schedule.deadline).max(0) as f64 / 1000.0;
+            let change = Change {
+                route: plan.route,
+                expected: Some(route.generation),
+                from: Some(route.state),
+                commit: plan.commit,
+            };
+            match self.apply(change, plan.event).await {
+                Ok(_) => {
+                    if dispatched {
+                        metrics::histogram!("kandev_timer_lateness_seconds").record(lateness);
+                    }
+                    return Ok(dispatched);
+                }
+                // Another route took the probe first: look again.
+                Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
+                Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
+                    self.store.void_schedule(&schedule.id).await?;
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
             }
-            Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {
-                self.store.void_schedule(&schedule.id).await?;
-                Ok(false)
-            }
-            Err(e) => Err(e),
         }
+        Err(RouteError::Conflict(
+            "shared circuits kept changing while firing a schedule".into(),
+        ))
+    }
+
+    /// After a circuit's probe came back (closed, or reopened), its waiters
+    /// get their new deadlines: released a few at a time, or held until
+    /// the circuit's new end. Each is its own fenced route change; a waiter
+    /// that moved on in the meantime is left alone (never moved back).
+    /// Failures are logged: a waiter not moved still fires at its old
+    /// deadline and looks at the circuit then.
+    pub async fn revisit_waiters(&self, key: &crate::circuits::CircuitKey) -> Result<usize> {
+        let waiters = self.store.circuit_waiters(&key.to_string()).await?;
+        if waiters.is_empty() {
+            return Ok(0);
+        }
+        let now = self.now();
+        let circuits = self.circuits().await?;
+        let hold = circuits
+            .set
+            .get(key)
+            .map(|c| crate::circuits::hold([c], "", now))
+            .unwrap_or(crate::circuits::Hold::Free { probes: vec![] });
+        let current: Vec<DateTime<Utc>> = waiters
+            .iter()
+            .map(|w| crate::clock::from_ms(w.deadline))
+            .collect();
+        let mut moved = 0;
+        for (w, (deadline, held)) in waiters
+            .iter()
+            .zip(plan::waiter_deadlines(&current, &hold, now))
+        {
+            let route = match self.load(&RouteId(w.route_id.clone())).await {
+                Ok(r) => r,
+                Err(RouteError::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            let Ok(kind) = w.kind.parse::<PendingKind>() else {
+                continue;
+            };
+            if route.generation != Generation(w.generation) || !route.state.is_waiting() {
+                continue;
+            }
+            if held.is_some() && crate::clock::from_ms(w.deadline) == deadline {
+                continue;
+            }
+            let (next, commit) = plan::rearm(&route, w, kind, deadline, held, now);
+            match self
+                .apply(
+                    Change {
+                        route: next,
+                        expected: Some(route.generation),
+                        from: Some(route.state),
+                        commit,
+                    },
+                    event_kind::HELD,
+                )
+                .await
+            {
+                Ok(_) => moved += 1,
+                Err(RouteError::Store(StoreError::StaleGeneration { .. })) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(moved)
     }
 
     /// Fires every schedule due now; answers how many dispatched.

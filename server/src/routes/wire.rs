@@ -3,6 +3,7 @@
 //! `app::route`).
 
 use crate::classify::Classification;
+use app::ids::{Generation, ProfileId, RouteId};
 use app::policy::PolicyClass;
 use app::route::{Action, Caller, CallerKind, DecisionKind, RouteOutcome, RouteSnapshot};
 use chrono::{DateTime, Utc};
@@ -12,7 +13,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateRoute {
-    pub profile_id: String,
+    #[schema(value_type = String)]
+    pub profile_id: ProfileId,
     pub caller: Caller,
 }
 
@@ -20,7 +22,8 @@ pub struct CreateRoute {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InvocationReport {
-    pub generation: i64,
+    #[schema(value_type = i64)]
+    pub generation: Generation,
     pub invocation_id: String,
     pub prompt_generation: i64,
 }
@@ -29,7 +32,8 @@ pub struct InvocationReport {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EffectReport {
-    pub generation: i64,
+    #[schema(value_type = i64)]
+    pub generation: Generation,
     pub invocation_id: String,
     pub prompt_generation: i64,
     /// `agent_message_chunk`, `tool_call`, `tool_call_update`, `partial_result`, …
@@ -43,7 +47,8 @@ pub struct EffectReport {
 #[serde(deny_unknown_fields)]
 pub struct ActionRequest {
     pub action: Action,
-    pub expected_generation: i64,
+    #[schema(value_type = i64)]
+    pub expected_generation: Generation,
 }
 
 /// The decision as the API reports it.
@@ -74,7 +79,8 @@ pub struct FailureAnswer {
 #[serde(deny_unknown_fields)]
 pub struct ClaimRequest {
     #[serde(default)]
-    pub route_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub route_id: Option<RouteId>,
     #[serde(default)]
     pub caller_kind: Option<CallerKind>,
     pub lease_seconds: u32,

@@ -147,7 +147,7 @@ struct Updates {
 impl Updates {
     fn push(&mut self, update: EffectKind, text: Option<&str>, status: Option<String>) {
         if let (
-            EffectKind::AssistantText,
+            EffectKind::AgentMessageChunk,
             Some(EvidenceItem::AcpUpdate {
                 update: last,
                 text: Some(acc),
@@ -155,7 +155,7 @@ impl Updates {
             }),
         ) = (update, self.items.last_mut())
         {
-            if last == EffectKind::AssistantText.as_str() {
+            if *last == EffectKind::AgentMessageChunk {
                 if acc.len() < UPDATE_TEXT_BYTES {
                     acc.push_str(text.unwrap_or(""));
                     *acc = truncate(acc, UPDATE_TEXT_BYTES);
@@ -168,7 +168,7 @@ impl Updates {
             self.items.remove(MAX_UPDATES / 2);
         }
         self.items.push(EvidenceItem::AcpUpdate {
-            update: update.as_str().to_string(),
+            update,
             text: text.map(|t| truncate(t, UPDATE_TEXT_BYTES)),
             status,
         });
@@ -279,14 +279,16 @@ pub async fn run(ctx: Context<'_>) -> End {
                     r = &mut prompt => {
                         match r {
                             Ok(response) => {
-                                let reason = serde_json::to_value(response.stop_reason)
-                                    .ok()
-                                    .and_then(|v| v.as_str().map(str::to_string))
-                                    .unwrap_or_else(|| "unknown".into());
-                                if reason == "end_turn" && !interrupted && !timed_out {
+                                let ended = response.stop_reason == acp::StopReason::EndTurn;
+                                if ended && !interrupted && !timed_out {
                                     succeeded = true;
                                 } else if !interrupted {
-                                    failure.push(EvidenceItem::AcpStop { stop_reason: reason });
+                                    // The envelope carries the protocol's own name for it.
+                                    let stop_reason = serde_json::to_value(response.stop_reason)
+                                        .ok()
+                                        .and_then(|v| v.as_str().map(str::to_string))
+                                        .unwrap_or_else(|| "unknown".into());
+                                    failure.push(EvidenceItem::AcpStop { stop_reason });
                                 }
                             }
                             Err(e) => failure.push(acp_error(&e)),
@@ -416,8 +418,8 @@ fn show(
             if !t.is_empty() {
                 ctx.ui.assistant(&t);
             }
-            updates.push(EffectKind::AssistantText, Some(&t), None);
-            effects.saw(EffectKind::AssistantText, session, &ctx.progress);
+            updates.push(EffectKind::AgentMessageChunk, Some(&t), None);
+            effects.saw(EffectKind::AgentMessageChunk, session, &ctx.progress);
         }
         Event::Thought => {}
         Event::Tool {
@@ -456,8 +458,8 @@ mod tests {
     #[test]
     fn updates_merge_text_and_stay_bounded() {
         let mut u = Updates { items: Vec::new() };
-        u.push(EffectKind::AssistantText, Some("Hel"), None);
-        u.push(EffectKind::AssistantText, Some("lo"), None);
+        u.push(EffectKind::AgentMessageChunk, Some("Hel"), None);
+        u.push(EffectKind::AgentMessageChunk, Some("lo"), None);
         u.push(EffectKind::ToolCall, None, Some("pending".into()));
         assert_eq!(u.items.len(), 2);
         assert!(
@@ -468,7 +470,7 @@ mod tests {
         }
         assert_eq!(u.items.len(), MAX_UPDATES);
         assert!(
-            matches!(&u.items[0], EvidenceItem::AcpUpdate { update, .. } if update == "agent_message_chunk")
+            matches!(&u.items[0], EvidenceItem::AcpUpdate { update, .. } if *update == EffectKind::AgentMessageChunk)
         );
     }
 }

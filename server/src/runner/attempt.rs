@@ -176,7 +176,7 @@ pub async fn run(ctx: Context<'_>) -> End {
                         if ctx.agent.format != Format::Plain {
                             ctx.ui.status("the agent printed a line too long to read; treating it as output");
                         }
-                        effects.saw(EffectKind::AssistantText, session.clone(), &ctx.progress);
+                        effects.saw(EffectKind::AgentMessageChunk, session.clone(), &ctx.progress);
                     }
                     (Stream::Stdout, Line::Text(l)) => {
                         let read = reader.stdout_line(&l);
@@ -187,7 +187,7 @@ pub async fn run(ctx: Context<'_>) -> End {
                             match seen {
                                 Seen::Text(t) => {
                                     ctx.ui.assistant(&t);
-                                    effects.saw(EffectKind::AssistantText, session.clone(), &ctx.progress);
+                                    effects.saw(EffectKind::AgentMessageChunk, session.clone(), &ctx.progress);
                                 }
                                 Seen::Tool(name) => {
                                     ctx.ui.status(&format!("tool: {name}"));
@@ -195,7 +195,7 @@ pub async fn run(ctx: Context<'_>) -> End {
                                 }
                                 Seen::Unreadable => {
                                     ctx.ui.status("the agent printed a line that could not be read; treating it as output");
-                                    effects.saw(EffectKind::AssistantText, session.clone(), &ctx.progress);
+                                    effects.saw(EffectKind::AgentMessageChunk, session.clone(), &ctx.progress);
                                 }
                                 Seen::Notice(n) => ctx.ui.status(&n),
                                 Seen::Error(e) => {

@@ -8,6 +8,7 @@
 //! connection failed) or was refused unchanged (503).
 
 use app::api::{ApiError, ErrorCode};
+use app::ids::{Generation, ProfileId, RouteId};
 use app::policy::{ErrorClass, PolicyClass};
 use app::profile::Profile;
 use app::route::{Action, CallerKind, DecisionKind, Dispatch, RouteOutcome, RouteSnapshot};
@@ -86,7 +87,7 @@ struct ClaimReply {
 /// The identity every report about an invocation carries.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Invocation {
-    pub generation: i64,
+    pub generation: Generation,
     pub invocation_id: String,
     pub prompt_generation: i64,
 }
@@ -137,7 +138,7 @@ impl Service {
     }
 
     /// The web app's page for a route, for people.
-    pub fn route_page(&self, route_id: &str) -> String {
+    pub fn route_page(&self, route_id: &RouteId) -> String {
         format!("{}/routes/{route_id}", self.base)
     }
 
@@ -146,7 +147,7 @@ impl Service {
             .await
     }
 
-    pub async fn profile(&self, id: &str) -> Result<Profile> {
+    pub async fn profile(&self, id: &ProfileId) -> Result<Profile> {
         self.call(reqwest::Method::GET, &format!("/profiles/{id}"), None, None)
             .await
     }
@@ -158,7 +159,7 @@ impl Service {
 
     pub async fn open_route(
         &self,
-        profile_id: &str,
+        profile_id: &ProfileId,
         caller: CallerKind,
         reference: &str,
     ) -> Result<RouteSnapshot> {
@@ -166,12 +167,16 @@ impl Service {
         self.create("/routes", body).await
     }
 
-    pub async fn route(&self, id: &str) -> Result<RouteSnapshot> {
+    pub async fn route(&self, id: &RouteId) -> Result<RouteSnapshot> {
         self.call(reqwest::Method::GET, &format!("/routes/{id}"), None, None)
             .await
     }
 
-    pub async fn report_failure(&self, route_id: &str, envelope: &Value) -> Result<FailureReply> {
+    pub async fn report_failure(
+        &self,
+        route_id: &RouteId,
+        envelope: &Value,
+    ) -> Result<FailureReply> {
         self.call(
             reqwest::Method::POST,
             &format!("/routes/{route_id}/failures"),
@@ -183,7 +188,7 @@ impl Service {
 
     pub async fn report_effect(
         &self,
-        route_id: &str,
+        route_id: &RouteId,
         invocation: &Invocation,
         kind: &str,
         provider_session_id: Option<&str>,
@@ -208,7 +213,7 @@ impl Service {
 
     pub async fn report_success(
         &self,
-        route_id: &str,
+        route_id: &RouteId,
         invocation: &Invocation,
     ) -> Result<RouteSnapshot> {
         self.call(
@@ -223,9 +228,9 @@ impl Service {
     /// `retry_now`, `skip_now`, `cancel` or `stop`.
     pub async fn act(
         &self,
-        route_id: &str,
+        route_id: &RouteId,
         action: Action,
-        expected_generation: i64,
+        expected_generation: Generation,
     ) -> Result<RouteSnapshot> {
         self.call(
             reqwest::Method::POST,
@@ -239,7 +244,7 @@ impl Service {
     /// Long-polls for this route's next dispatch (up to `wait` seconds).
     pub async fn claim(
         &self,
-        route_id: &str,
+        route_id: &RouteId,
         lease_seconds: u32,
         wait_seconds: u32,
     ) -> Result<Option<Dispatch>> {

@@ -16,8 +16,11 @@ pub const DEFAULT_FILE: &str = "kandev-runner.toml";
 pub const PROMPT_PLACEHOLDER: &str = "{prompt}";
 
 /// How an agent's output is read. One reader per format (`super::format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Format {
     /// Plain text: stdout is the answer, stderr and the exit code the evidence.
     Plain,
@@ -32,17 +35,17 @@ pub enum Format {
 }
 
 impl Format {
-    pub const NAMES: &'static str =
-        "plain, claude-stream-json, codex-json, gemini-stream-json, acp";
-
     pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Plain => "plain",
-            Format::ClaudeStreamJson => "claude-stream-json",
-            Format::CodexJson => "codex-json",
-            Format::GeminiStreamJson => "gemini-stream-json",
-            Format::Acp => "acp",
-        }
+        self.into()
+    }
+
+    /// Every format's name, for messages: `plain, claude-stream-json, …`.
+    pub fn names() -> String {
+        let names: Vec<&str> = <Format as strum::VariantArray>::VARIANTS
+            .iter()
+            .map(|f| f.as_str())
+            .collect();
+        names.join(", ")
     }
 }
 
@@ -249,7 +252,7 @@ fn describe_toml_error(e: &toml::de::Error, text: &str) -> String {
         return format!(
             "unknown `format`: {}{location}; formats are {}",
             message.lines().next().unwrap_or(message),
-            Format::NAMES
+            Format::names()
         );
     }
     format!("{}{location}", message.trim_end())

@@ -280,8 +280,8 @@ impl Launcher for Simulated {
             Sim::Fail(id) => failed(fixture_items(id), Phase::Prompt),
             Sim::UsageLimit(seconds) => failed(usage_limit(seconds), Phase::Prompt),
             Sim::WorkThenFail(id) => {
-                let _ = progress.send(Progress::Effect(EffectKind::AssistantText, None));
-                let mut items = vec![EvidenceItem::effect(EffectKind::AssistantText)];
+                let _ = progress.send(Progress::Effect(EffectKind::AgentMessageChunk, None));
+                let mut items = vec![EvidenceItem::effect(EffectKind::AgentMessageChunk)];
                 items.extend(fixture_items(id));
                 failed(items, Phase::Stream)
             }

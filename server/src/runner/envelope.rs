@@ -29,7 +29,7 @@ pub enum EvidenceItem {
         data: Option<Value>,
     },
     AcpUpdate {
-        update: String,
+        update: EffectKind,
         #[serde(skip_serializing_if = "Option::is_none")]
         text: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,28 +67,28 @@ impl EvidenceItem {
     /// effect report itself could not be delivered.
     pub fn effect(kind: EffectKind) -> EvidenceItem {
         EvidenceItem::AcpUpdate {
-            update: kind.as_str().to_string(),
+            update: kind,
             text: None,
             status: None,
         }
     }
 }
 
-/// Kinds of effect the runner reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Kinds of effect the runner reports, by their ACP update names (what
+/// the service's effect gate counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum EffectKind {
-    AssistantText,
+    /// Assistant text.
+    AgentMessageChunk,
     ToolCall,
     ToolCallUpdate,
 }
 
 impl EffectKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            EffectKind::AssistantText => "agent_message_chunk",
-            EffectKind::ToolCall => "tool_call",
-            EffectKind::ToolCallUpdate => "tool_call_update",
-        }
+        self.into()
     }
 }
 
@@ -255,7 +255,7 @@ mod tests {
         let record = Record {
             phase: Phase::Stream,
             items: vec![
-                EvidenceItem::effect(EffectKind::AssistantText),
+                EvidenceItem::effect(EffectKind::AgentMessageChunk),
                 EvidenceItem::http(Some(529), Some("{\"type\":\"error\"}".into())),
             ],
             stderr: vec!["warn".into()],

@@ -28,6 +28,7 @@ pub mod step;
 pub mod ui;
 
 use crate::config::RunArgs;
+use app::ids::RouteId;
 use app::profile::{Candidate, Profile};
 use app::route::CallerKind;
 use attempt::{End, Progress};
@@ -211,7 +212,7 @@ async fn find_profile(service: &Service, wanted: &str) -> Result<Profile, Opened
     let wanted = wanted.trim();
     let matching: Vec<&Profile> = profiles
         .iter()
-        .filter(|p| p.id == wanted || p.name == wanted)
+        .filter(|p| p.id == *wanted || p.name == wanted)
         .collect();
     let profile = match matching.as_slice() {
         [one] => (*one).clone(),
@@ -254,7 +255,7 @@ async fn open(
 ) -> Result<(app::route::RouteSnapshot, bool), Opened> {
     match &args.route {
         Some(id) => {
-            let route = service.route(id).await?;
+            let route = service.route(&RouteId::from(id.as_str())).await?;
             if route.profile_id != profile.id {
                 return Err(Opened::Usage(format!(
                     "route {id} belongs to profile {}, not {}",

@@ -11,10 +11,12 @@
 use super::attempt::{End, Outcome, Progress};
 use super::client::{Invocation, Service, ServiceError};
 use super::envelope::{envelope, Subject};
-use super::step::{awaited, decision_line, step, stopped_words, Step};
+use super::step::{decision_line, step, Step};
 use super::ui::{ServerClock, Ui};
+use app::ids::RouteId;
 use app::profile::{Candidate, Profile};
 use app::route::{Action, Dispatch, RouteSnapshot, RouteState};
+use app::words::{awaited, stopped_words};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -217,8 +219,8 @@ impl<L: Launcher> Session<'_, L> {
             return Ok(Next::Route(route_now));
         }
         let subject = Subject {
-            route_id: &route.id,
-            generation: d.invocation.generation,
+            route_id: route.id.as_str(),
+            generation: d.invocation.generation.get(),
             invocation_id: &d.invocation.invocation_id,
             prompt_generation: d.invocation.prompt_generation,
             agent: &candidate.agent,
@@ -258,7 +260,7 @@ impl<L: Launcher> Session<'_, L> {
 
     async fn report(
         &self,
-        route_id: &str,
+        route_id: &RouteId,
         subject: &Subject<'_>,
         end: &End,
     ) -> Result<RouteSnapshot, ServiceError> {

@@ -13,7 +13,8 @@ mod sqlite;
 
 pub use postgres::PgStore;
 pub use rows::{
-    AttemptRow, ClaimFilter, Commit, DispatchRow, EventRow, RouteFilter, RouteRow, ScheduleRow,
+    AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow,
+    EventRow, RouteFilter, RouteRow, ScheduleRow,
 };
 pub use sqlite::SqliteStore;
 
@@ -31,6 +32,10 @@ pub enum StoreError {
     /// A route moved on: `current` is its generation now.
     #[error("stale generation: the route is at generation {current}")]
     StaleGeneration { current: i64 },
+    /// A circuit moved on (another route changed it first): nothing was
+    /// written; load it again and re-plan.
+    #[error("stale circuit: {key} changed")]
+    StaleCircuit { key: String },
     #[error("already exists")]
     AlreadyExists,
     /// The database cannot be reached or written (read-only, disk full,
@@ -171,6 +176,19 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Vec<EventRow>>;
 
     async fn last_event_id(&self) -> Result<i64>;
+
+    /// Every circuit, by scope and resource.
+    async fn list_circuits(&self) -> Result<Vec<CircuitRow>>;
+
+    /// Armed schedules held back by the circuit `key` names, oldest first.
+    async fn circuit_waiters(&self, key: &str) -> Result<Vec<ScheduleRow>>;
+
+    /// How many armed schedules each circuit holds back.
+    async fn circuit_waiting_counts(&self) -> Result<Vec<(String, i64)>>;
+
+    /// Circuit events after `after_id`, oldest first.
+    async fn circuit_events_after(&self, after_id: i64, limit: i64)
+        -> Result<Vec<CircuitEventRow>>;
 }
 
 pub type DynStore = Arc<dyn Store>;

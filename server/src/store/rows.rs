@@ -49,6 +49,9 @@ pub struct AttemptRow {
     pub deadline: Option<i64>,
     pub outcome: String,
     pub created_at: i64,
+    /// The whole classification as JSON (absent on attempts stored before
+    /// it was kept).
+    pub classification: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -61,6 +64,51 @@ pub struct ScheduleRow {
     pub deadline: i64,
     /// `armed`, `fired` or `void`.
     pub state: String,
+    pub created_at: i64,
+    /// The circuit holding this schedule back (`provider:anthropic`), if any.
+    pub circuit: Option<String>,
+}
+
+/// A shared resource circuit as stored (see `crate::circuits`).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CircuitRow {
+    pub scope: String,
+    pub resource: String,
+    /// `closed`, `open` or `probing`.
+    pub state: String,
+    pub open_until: Option<i64>,
+    pub probe_holder: Option<String>,
+    pub probe_until: Option<i64>,
+    pub owner: Option<String>,
+    pub openings: i64,
+    pub code: String,
+    pub changed_at: i64,
+    /// Compare-and-swap fence: one more on every write.
+    pub version: i64,
+}
+
+/// One circuit change inside a [`Commit`]: the row after it, written only
+/// if the stored version is still `expected_version` (`None`: the row must
+/// not exist yet), plus its event.
+#[derive(Debug, Clone)]
+pub struct CircuitWrite {
+    pub row: CircuitRow,
+    pub expected_version: Option<i64>,
+    /// `opened`, `extended`, `probe_claimed`, `closed`, `reopened`, …
+    pub event_kind: String,
+    /// The route whose change caused it.
+    pub route_id: String,
+    pub event_payload: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CircuitEventRow {
+    pub id: i64,
+    pub scope: String,
+    pub resource: String,
+    pub kind: String,
+    pub route_id: String,
+    pub payload: String,
     pub created_at: i64,
 }
 
@@ -99,7 +147,7 @@ pub struct EventRow {
 /// `expected_generation` (or inserted when that is `None`); with
 /// `void_pending`, armed schedules and open dispatches of older generations
 /// are voided; then the attempt, schedule, dispatch and event below are
-/// added.
+/// added, and the circuit changes applied.
 #[derive(Debug, Clone, Default)]
 pub struct Commit {
     pub expected_generation: Option<i64>,
@@ -114,6 +162,9 @@ pub struct Commit {
     pub void_pending: bool,
     /// A claimed dispatch this transition acknowledges (must still be claimed).
     pub ack_dispatch: Option<(String, i64)>,
+    /// Circuit changes the transition causes, each fenced by its version;
+    /// a moved-on circuit answers `StaleCircuit` and nothing is written.
+    pub circuits: Vec<CircuitWrite>,
     pub event_kind: String,
     /// The event's payload (a route snapshot), without its id.
     pub event_payload: String,

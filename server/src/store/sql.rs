@@ -13,12 +13,18 @@ pub(crate) const ROUTE_COLUMNS: &str =
 
 pub(crate) const ATTEMPT_COLUMNS: &str = "route_id, seq, generation, cycle, candidate_index, candidate_id, \
      candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, safe_excerpt, \
-     http_status, policy, decision, retry_ordinal, deadline, outcome, created_at";
+     http_status, policy, decision, retry_ordinal, deadline, outcome, created_at, classification";
 
 pub(crate) const DISPATCH_COLUMNS: &str =
     "id, route_id, generation, invocation_id, prompt_generation, \
      candidate_index, candidate_id, candidate_label, caller_kind, reason, state, lease_until, \
      created_at, claimed_at, acked_at";
+
+pub(crate) const SCHEDULE_COLUMNS: &str =
+    "id, route_id, generation, kind, deadline, state, created_at, circuit";
+
+pub(crate) const CIRCUIT_COLUMNS: &str = "scope, resource, state, open_until, probe_holder, \
+     probe_until, owner, openings, code, changed_at, version";
 
 /// `SELECT <ROUTE_COLUMNS> FROM routes` and friends, built once.
 pub(crate) fn select(columns: &str, rest: &str) -> String {
@@ -320,9 +326,9 @@ macro_rules! impl_store {
                         "INSERT INTO attempts (route_id, seq, generation, cycle, candidate_index, candidate_id, \
                          candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, \
                          safe_excerpt, http_status, policy, decision, retry_ordinal, deadline, outcome, \
-                         created_at) \
+                         created_at, classification) \
                          VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE route_id = $2), \
-                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
                     )
                     .bind(&a.route_id)
                     .bind(&a.route_id)
@@ -344,13 +350,14 @@ macro_rules! impl_store {
                     .bind(a.deadline)
                     .bind(&a.outcome)
                     .bind(a.created_at)
+                    .bind(&a.classification)
                     .execute(&mut *tx)
                     .await?;
                 }
                 if let Some(s) = &c.schedule {
                     sqlx::query(
-                        "INSERT INTO schedules (id, route_id, generation, kind, deadline, state, created_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                        "INSERT INTO schedules (id, route_id, generation, kind, deadline, state, created_at, circuit) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                     )
                     .bind(&s.id)
                     .bind(&s.route_id)
@@ -359,6 +366,69 @@ macro_rules! impl_store {
                     .bind(s.deadline)
                     .bind(&s.state)
                     .bind(s.created_at)
+                    .bind(&s.circuit)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                for w in &c.circuits {
+                    let r = &w.row;
+                    let written = match w.expected_version {
+                        None => sqlx::query(
+                            "INSERT INTO circuits (scope, resource, state, open_until, probe_holder, probe_until, \
+                             owner, openings, code, changed_at, version) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                             ON CONFLICT (scope, resource) DO NOTHING",
+                        )
+                        .bind(&r.scope)
+                        .bind(&r.resource)
+                        .bind(&r.state)
+                        .bind(r.open_until)
+                        .bind(&r.probe_holder)
+                        .bind(r.probe_until)
+                        .bind(&r.owner)
+                        .bind(r.openings)
+                        .bind(&r.code)
+                        .bind(r.changed_at)
+                        .bind(r.version)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected(),
+                        Some(expected) => sqlx::query(
+                            "UPDATE circuits SET state = $1, open_until = $2, probe_holder = $3, probe_until = $4, \
+                             owner = $5, openings = $6, code = $7, changed_at = $8, version = $9 \
+                             WHERE scope = $10 AND resource = $11 AND version = $12",
+                        )
+                        .bind(&r.state)
+                        .bind(r.open_until)
+                        .bind(&r.probe_holder)
+                        .bind(r.probe_until)
+                        .bind(&r.owner)
+                        .bind(r.openings)
+                        .bind(&r.code)
+                        .bind(r.changed_at)
+                        .bind(r.version)
+                        .bind(&r.scope)
+                        .bind(&r.resource)
+                        .bind(expected)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected(),
+                    };
+                    if written != 1 {
+                        return Err(StoreError::StaleCircuit {
+                            key: format!("{}:{}", r.scope, r.resource),
+                        });
+                    }
+                    sqlx::query(
+                        "INSERT INTO circuit_events (scope, resource, kind, route_id, payload, created_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6)",
+                    )
+                    .bind(&r.scope)
+                    .bind(&r.resource)
+                    .bind(&w.event_kind)
+                    .bind(&w.route_id)
+                    .bind(&w.event_payload)
+                    .bind(r.changed_at)
                     .execute(&mut *tx)
                     .await?;
                 }
@@ -448,8 +518,11 @@ macro_rules! impl_store {
                 limit: i64,
             ) -> $crate::store::Result<Vec<$crate::store::ScheduleRow>> {
                 Ok(sqlx::query_as(
-                    "SELECT id, route_id, generation, kind, deadline, state, created_at FROM schedules \
-                     WHERE state = 'armed' AND deadline <= $1 ORDER BY deadline, id LIMIT $2",
+                    $crate::store::sql::select(
+                        $crate::store::sql::SCHEDULE_COLUMNS,
+                        "FROM schedules WHERE state = 'armed' AND deadline <= $1 ORDER BY deadline, id LIMIT $2",
+                    )
+                    .as_str(),
                 )
                 .bind(now_ms)
                 .bind(limit)
@@ -564,6 +637,55 @@ macro_rules! impl_store {
             async fn last_event_id(&self) -> $crate::store::Result<i64> {
                 let id: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM events").fetch_one(&self.pool).await?;
                 Ok(id.unwrap_or(0))
+            }
+
+            async fn list_circuits(&self) -> $crate::store::Result<Vec<$crate::store::CircuitRow>> {
+                Ok(sqlx::query_as(
+                    $crate::store::sql::select(
+                        $crate::store::sql::CIRCUIT_COLUMNS,
+                        "FROM circuits ORDER BY scope, resource",
+                    )
+                    .as_str(),
+                )
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn circuit_waiters(&self, key: &str) -> $crate::store::Result<Vec<$crate::store::ScheduleRow>> {
+                Ok(sqlx::query_as(
+                    $crate::store::sql::select(
+                        $crate::store::sql::SCHEDULE_COLUMNS,
+                        "FROM schedules WHERE circuit = $1 AND state = 'armed' ORDER BY created_at, id",
+                    )
+                    .as_str(),
+                )
+                .bind(key)
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn circuit_waiting_counts(&self) -> $crate::store::Result<Vec<(String, i64)>> {
+                Ok(sqlx::query_as(
+                    "SELECT circuit, COUNT(*) FROM schedules WHERE state = 'armed' AND circuit IS NOT NULL \
+                     GROUP BY circuit ORDER BY circuit",
+                )
+                .fetch_all(&self.pool)
+                .await?)
+            }
+
+            async fn circuit_events_after(
+                &self,
+                after_id: i64,
+                limit: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::CircuitEventRow>> {
+                Ok(sqlx::query_as(
+                    "SELECT id, scope, resource, kind, route_id, payload, created_at FROM circuit_events \
+                     WHERE id > $1 ORDER BY id LIMIT $2",
+                )
+                .bind(after_id)
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?)
             }
         }
     };

@@ -99,16 +99,10 @@ async fn events_stream_and_resume(engine: Engine) {
 async fn test_clock_is_refused_unless_enabled(engine: Engine) {
     let db = crate::support::TestDb::new(engine).await;
     let state = server::http::AppState::new(&server::http::Setup {
-        store: db.store.clone(),
-        clock: server::clock::Clock::system(),
-        site_root: "target/site".into(),
         max_body_bytes: 1024,
-        test_clock: false,
+        ..server::http::Setup::new(db.store.clone(), server::clock::Clock::system())
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = server::http::router(state, 1024);
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (addr, _stop, _served) = crate::support::serve(state).await;
     let api = crate::support::Api::new(format!("http://{addr}"));
     let (st, body) = api
         .post("/api/v1/test/clock", json!({"advance_seconds": 60}))

@@ -379,7 +379,23 @@ async fn health_and_openapi(engine: Engine) {
     assert!(doc["components"]["schemas"]["CandidatePolicy"].is_object());
 }
 
+async fn unknown_api_paths_and_bad_queries_answer_json(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let (st, body) = send(reqwest::Method::GET, s.url("/api/v1/nope"), None).await;
+    assert_eq!(st, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "not_found");
+    let (st, body) = send(
+        reqwest::Method::DELETE,
+        s.url("/api/v1/profiles/p_x?revision=soon"),
+        None,
+    )
+    .await;
+    assert_eq!(st, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"], "malformed_json");
+}
+
 on_both_engines!(
+    unknown_api_paths_and_bad_queries_answer_json,
     create_read_update_delete,
     bad_input_is_rejected_and_stores_nothing,
     validate_is_a_dry_run_with_a_preview,

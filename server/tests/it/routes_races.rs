@@ -10,7 +10,7 @@ use server::routes::{ActionRequest, CreateRoute, EffectReport};
 
 const ROUNDS: usize = 1_000;
 
-async fn profile(state: &server::http::AppState) -> String {
+async fn profile(state: &server::http::AppState) -> app::ids::ProfileId {
     let p = state
         .profiles
         .create(&json!({"name": "race", "candidates": [
@@ -97,7 +97,7 @@ async fn timer_action_and_report_race(engine: Engine) {
             g + 1,
             "round {round}: {final_route:?}"
         );
-        let dispatches = db.store.list_dispatches(&route.id).await.unwrap();
+        let dispatches = db.store.list_dispatches(route.id.as_str()).await.unwrap();
         let live: Vec<_> = dispatches.iter().filter(|d| d.state != "void").collect();
         match final_route.state {
             RouteState::Retrying => {
@@ -133,15 +133,15 @@ async fn timer_action_and_report_race(engine: Engine) {
         // No schedule is left armed for the route.
         let events = db
             .store
-            .events_after(0, Some(&route.id), 100)
+            .events_after(0, Some(route.id.as_str()), 100)
             .await
             .unwrap();
-        let generations: Vec<i64> = events
+        let generations: Vec<_> = events
             .iter()
             .map(|e| {
-                serde_json::from_str::<serde_json::Value>(&e.payload).unwrap()["generation"]
-                    .as_i64()
+                serde_json::from_str::<app::route::RouteSnapshot>(&e.payload)
                     .unwrap()
+                    .generation
             })
             .collect();
         assert!(
@@ -212,7 +212,7 @@ async fn failed_writes_schedule_nothing(engine: Engine) {
     assert!(read_only.routes.fire_due().await.is_err());
     assert!(db
         .store
-        .list_dispatches(&waiting.id)
+        .list_dispatches(waiting.id.as_str())
         .await
         .unwrap()
         .is_empty());
@@ -225,7 +225,11 @@ async fn failed_writes_schedule_nothing(engine: Engine) {
     assert_eq!(state.routes.fire_due().await.unwrap(), 1);
     assert_eq!(state.routes.fire_due().await.unwrap(), 0);
     assert_eq!(
-        db.store.list_dispatches(&waiting.id).await.unwrap().len(),
+        db.store
+            .list_dispatches(waiting.id.as_str())
+            .await
+            .unwrap()
+            .len(),
         1
     );
 }

@@ -1,7 +1,9 @@
 //! SPEC.md's scenarios through the HTTP API of a real server on port 0,
 //! with the test clock, on SQLite and PostgreSQL.
 
-use crate::support::{overloaded, policy, usage_limit_in, Api, Engine, TestServer};
+use crate::support::{
+    overloaded, policy, snapshot_of, start_time, usage_limit_in, Api, Engine, TestServer,
+};
 use serde_json::{json, Value};
 
 fn skip_now() -> Value {
@@ -29,9 +31,7 @@ async fn capacity_error_retries_5_10_20_then_applies_the_outcome(engine: Engine)
         .await;
     let mut route = api.route(&p, "kanban").await;
     let id = route["id"].as_str().unwrap().to_string();
-    let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
-        .unwrap()
-        .to_utc();
+    let start = start_time();
     let mut elapsed = 0;
     for (ordinal, delay) in [(1, 5), (2, 10), (3, 20)] {
         let answer = api.fail(&route, overloaded()).await;
@@ -46,9 +46,8 @@ async fn capacity_error_retries_5_10_20_then_applies_the_outcome(engine: Engine)
         assert_eq!(pending["max_retries"], 3);
         assert_eq!(pending["outcome_after"], "skip");
         assert_eq!(pending["class"], "transient");
-        let deadline =
-            chrono::DateTime::parse_from_rfc3339(pending["deadline"].as_str().unwrap()).unwrap();
-        assert_eq!((deadline.to_utc() - start).num_seconds(), elapsed + delay);
+        let deadline = snapshot_of(&route).pending.expect("pending").deadline;
+        assert_eq!((deadline - start).num_seconds(), elapsed + delay);
         // Persisted: a fresh read says the same.
         assert_eq!(api.snapshot(&id).await["pending"], route["pending"]);
         // Nothing is due before the deadline.

@@ -2,8 +2,8 @@
 
 use crate::support::{Engine, TestDb};
 use server::store::{
-    AttemptRow, ClaimFilter, Commit, DispatchRow, ProfileRow, RouteFilter, RouteRow, ScheduleRow,
-    StoreError,
+    AttemptRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow, ProfileRow,
+    RouteFilter, RouteRow, ScheduleRow, StoreError,
 };
 
 fn row(id: &str) -> ProfileRow {
@@ -147,6 +147,7 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         deadline: Some(7_000),
         outcome: "retry_wait".into(),
         created_at: 2_000,
+        classification: Some("{\"code\":\"provider_overloaded\"}".into()),
     };
     let schedule = ScheduleRow {
         id: "s1".into(),
@@ -156,6 +157,7 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         deadline: 7_000,
         state: "armed".into(),
         created_at: 2_000,
+        circuit: None,
     };
     let first = s
         .commit(&Commit {
@@ -273,8 +275,140 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
     assert_eq!(listed.len(), 1);
 }
 
+fn circuit(state: &str, version: i64) -> CircuitRow {
+    CircuitRow {
+        scope: "account".into(),
+        resource: "anthropic/team-a".into(),
+        state: state.into(),
+        open_until: (state == "open").then_some(60_000),
+        probe_holder: (state == "probing").then(|| "r2".into()),
+        probe_until: (state == "probing").then_some(600_000),
+        owner: Some("r1".into()),
+        openings: 1,
+        code: "quota_limited".into(),
+        changed_at: 1_000 * version,
+        version,
+    }
+}
+
+fn circuit_commit(route: &str, generation: Option<i64>, w: CircuitWrite) -> Commit {
+    Commit {
+        expected_generation: generation,
+        route: Some(route_row(route, generation.map_or(1, |g| g + 1))),
+        circuits: vec![w],
+        event_kind: "route.failure".into(),
+        event_payload: "{}".into(),
+        ..Commit::default()
+    }
+}
+
+fn write(row: CircuitRow, expected: Option<i64>, kind: &str) -> CircuitWrite {
+    CircuitWrite {
+        row,
+        expected_version: expected,
+        event_kind: kind.into(),
+        route_id: "r1".into(),
+        event_payload: "{}".into(),
+    }
+}
+
+/// Circuit changes ride in the route's transaction, fenced by version: a
+/// second route planning from the same read loses, and nothing of its
+/// commit (route row included) is written.
+async fn circuit_writes_are_fenced_and_atomic_with_the_route(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    s.commit(&circuit_commit(
+        "r1",
+        None,
+        write(circuit("open", 1), None, "circuit.opened"),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(s.list_circuits().await.unwrap(), vec![circuit("open", 1)]);
+    // Two routes read version 1 and both try to open it anew or take the probe.
+    let lost = s
+        .commit(&circuit_commit(
+            "r2",
+            None,
+            write(circuit("open", 1), None, "circuit.opened"),
+        ))
+        .await;
+    assert!(
+        matches!(lost, Err(StoreError::StaleCircuit { .. })),
+        "{lost:?}"
+    );
+    assert!(
+        s.get_route("r2").await.unwrap().is_none(),
+        "nothing written"
+    );
+    s.commit(&circuit_commit(
+        "r3",
+        None,
+        write(circuit("probing", 2), Some(1), "circuit.probe_claimed"),
+    ))
+    .await
+    .unwrap();
+    let late = s
+        .commit(&circuit_commit(
+            "r4",
+            None,
+            write(circuit("probing", 2), Some(1), "circuit.probe_claimed"),
+        ))
+        .await;
+    assert!(
+        matches!(late, Err(StoreError::StaleCircuit { .. })),
+        "{late:?}"
+    );
+    assert!(s.get_route("r4").await.unwrap().is_none());
+    assert_eq!(
+        s.list_circuits().await.unwrap(),
+        vec![circuit("probing", 2)]
+    );
+    let events = s.circuit_events_after(0, 10).await.unwrap();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["circuit.opened", "circuit.probe_claimed"]);
+
+    // Schedules held by a circuit are its waiters.
+    for (id, circuit) in [("s1", Some("account:anthropic/team-a")), ("s2", None)] {
+        s.commit(&Commit {
+            expected_generation: None,
+            route: Some(route_row(&format!("w{id}"), 1)),
+            schedule: Some(ScheduleRow {
+                id: id.into(),
+                route_id: format!("w{id}"),
+                generation: 1,
+                kind: "retry".into(),
+                deadline: 600_000,
+                state: "armed".into(),
+                created_at: 5_000,
+                circuit: circuit.map(String::from),
+            }),
+            event_kind: "route.failure".into(),
+            event_payload: "{}".into(),
+            ..Commit::default()
+        })
+        .await
+        .unwrap();
+    }
+    let waiters = s.circuit_waiters("account:anthropic/team-a").await.unwrap();
+    assert_eq!(waiters.len(), 1);
+    assert_eq!(waiters[0].id, "s1");
+    assert_eq!(
+        s.circuit_waiting_counts().await.unwrap(),
+        vec![("account:anthropic/team-a".to_string(), 1)]
+    );
+    assert_eq!(
+        s.due_schedules(600_000, 10).await.unwrap()[0]
+            .circuit
+            .as_deref(),
+        Some("account:anthropic/team-a")
+    );
+}
+
 on_both_engines!(
     profiles_crud_with_revisions,
     settings_are_set_once,
-    route_commits_are_atomic_and_fenced
+    route_commits_are_atomic_and_fenced,
+    circuit_writes_are_fenced_and_atomic_with_the_route
 );

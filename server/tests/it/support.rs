@@ -176,37 +176,8 @@ impl TestServer {
         if std::env::var_os("RUST_LOG").is_some() {
             server::telemetry::init();
         }
-        let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
-            .unwrap()
-            .to_utc();
-        let clock = Clock::manual(start);
-        let state = server::http::AppState::new(&server::http::Setup {
-            store,
-            clock: clock.clone(),
-            site_root: "target/site".into(),
-            max_body_bytes: 64 * 1024,
-            test_clock: true,
-        });
-        server::scheduler::reconcile(&state.routes).await.unwrap();
-        let timers = tokio::spawn(server::scheduler::run(
-            state.routes.clone(),
-            state.store.clone(),
-        ));
-        let signals = state.routes.signals().clone();
-        let app = server::http::router(state, 64 * 1024);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                    signals.shutdown.cancel();
-                })
-                .await
-                .unwrap();
-            let _ = timers.await;
-        });
+        let clock = Clock::manual(start_time());
+        let (addr, tx, handle) = serve(services(store, clock.clone())).await;
         TestServer {
             addr,
             base: format!("http://{addr}"),
@@ -382,9 +353,7 @@ pub fn overloaded() -> serde_json::Value {
 
 /// Claude Code's usage limit with an epoch reset `seconds` after the test clock's start.
 pub fn usage_limit_in(seconds: i64) -> serde_json::Value {
-    let start = chrono::DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
-        .unwrap()
-        .timestamp();
+    let start = start_time().timestamp();
     serde_json::json!([{"kind": "stderr", "lines": [format!("Claude AI usage limit reached|{}", start + seconds)]},
         {"kind": "process_exit", "exit_code": 1, "signal": null}])
 }
@@ -393,12 +362,39 @@ pub fn usage_limit_in(seconds: i64) -> serde_json::Value {
 /// timer loop: tests drive timers themselves.
 pub fn services(store: DynStore, clock: SharedClock) -> server::http::AppState {
     server::http::AppState::new(&server::http::Setup {
-        store,
-        clock,
-        site_root: "target/site".into(),
         max_body_bytes: 64 * 1024,
         test_clock: true,
+        ..server::http::Setup::new(store, clock)
     })
+}
+
+/// Serves `state` the way `serve` does, on an ephemeral port, until the
+/// answered sender is dropped or sent to.
+pub async fn serve(
+    state: server::http::AppState,
+) -> (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let server = server::http::Server::start(state).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let handle = tokio::spawn(async move {
+        server
+            .serve(listener, async move {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+    });
+    (addr, tx, handle)
+}
+
+/// A route snapshot read from an answer's JSON, for typed checks.
+pub fn snapshot_of(v: &serde_json::Value) -> app::route::RouteSnapshot {
+    serde_json::from_value(v.clone()).expect("a route snapshot")
 }
 
 /// 2026-11-30T12:00:00Z, where every test clock starts.

@@ -1,0 +1,123 @@
+//! Shared resource circuits on the wire: what `GET /api/v1/circuits`
+//! answers and what a waiting route's pending schedule says about the
+//! circuit holding it. Shared by server and browser; the rules live in the
+//! server's `circuits` module, the wording in [`crate::words`].
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// What kind of resource a circuit guards.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum CircuitScope {
+    /// Every model and account of one provider (`anthropic`).
+    Provider,
+    /// One provider account a candidate names with `account_ref`.
+    Account,
+    /// One model of one provider (`anthropic/claude-sonnet-4-5`).
+    Model,
+    /// One candidate's own agent profile (`profile_ref`).
+    Profile,
+}
+
+impl CircuitScope {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// Where a circuit is.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub enum CircuitStatus {
+    /// Working; nothing is held back.
+    Closed,
+    /// Failing: candidates on it are ineligible until `until`.
+    Open,
+    /// Expired, and one route's attempt is the probe.
+    Probing,
+}
+
+impl CircuitStatus {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// One circuit as `GET /api/v1/circuits` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CircuitView {
+    pub scope: CircuitScope,
+    /// The resource's stable, non-secret name (`anthropic/team-a`).
+    pub resource: String,
+    /// The resource in words for people ("Anthropic account team-a").
+    pub label: String,
+    pub state: CircuitStatus,
+    /// Open: until when candidates on it are ineligible.
+    pub until: Option<DateTime<Utc>>,
+    /// Probing: the route whose attempt is the probe…
+    pub probe_holder: Option<String>,
+    /// …and when its lease ends (another route may probe after that).
+    pub probe_until: Option<DateTime<Utc>>,
+    /// Routes whose pending schedule waits for this circuit.
+    pub routes_waiting: i64,
+    /// The code that opened it last (`quota_limited`).
+    pub code: String,
+    /// Openings in a row since the last successful probe.
+    pub openings: u32,
+    pub changed_at: DateTime<Utc>,
+}
+
+/// The answer of `GET /api/v1/circuits`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CircuitList {
+    pub circuits: Vec<CircuitView>,
+    pub server_time: DateTime<Utc>,
+}
+
+/// Why a waiting route's deadline is where it is: a shared circuit holds
+/// its candidate, so the deadline is the circuit's (or its probe's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CircuitHold {
+    pub scope: CircuitScope,
+    pub resource: String,
+    /// The circuit is open until then (or its probe's lease ends then).
+    pub until: DateTime<Utc>,
+    /// Another route is probing: this one waits for the probe's outcome.
+    pub awaiting_probe: bool,
+}

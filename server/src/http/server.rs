@@ -1,0 +1,141 @@
+//! The one place a server is assembled: services reconciled after a
+//! restart, the timer loop, and HTTP with a graceful shutdown that also
+//! ends long polls, event streams and timers. `serve` (the command), the
+//! test server and the benchmarks all start it this way.
+
+use super::{router, AppState, Setup};
+use crate::clock::Clock;
+use crate::config::ServeArgs;
+use crate::scheduler;
+use crate::store;
+use anyhow::Context;
+use std::future::Future;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// The services with restart reconciliation done and timers running.
+pub struct Server {
+    pub state: AppState,
+    timers: JoinHandle<()>,
+}
+
+impl Server {
+    /// Reconciles what a restart left behind (ambiguous dispatches stop,
+    /// schedules that fell due fire), then starts the timer loop.
+    pub async fn start(state: AppState) -> crate::routes::Result<Server> {
+        scheduler::reconcile(&state.routes).await?;
+        let timers = tokio::spawn(scheduler::run(state.routes.clone(), state.store.clone()));
+        Ok(Server { state, timers })
+    }
+
+    /// Serves HTTP on `listener` until `shutdown` resolves; in-flight
+    /// requests finish first. Then the timer loop stops.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let signals = self.state.routes.signals().clone();
+        let stop = signals.shutdown.clone();
+        let served = axum::serve(listener, router(self.state))
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                // Ends long polls, event streams and the timer loop, so the
+                // graceful shutdown does not wait on them.
+                stop.cancel();
+            })
+            .await;
+        signals.shutdown.cancel();
+        let _ = self.timers.await;
+        served
+    }
+
+    /// Stops the timer loop (when nothing is served).
+    pub async fn stop(self) {
+        self.state.routes.signals().shutdown.cancel();
+        let _ = self.timers.await;
+    }
+}
+
+/// Opens the database, seeds the example on first start, and serves until
+/// `shutdown` resolves; in-flight requests finish first.
+pub async fn serve(
+    args: ServeArgs,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let store = store::connect(&args.database_url).await.with_context(|| {
+        format!(
+            "cannot open the database at {}",
+            redact_url(&args.database_url)
+        )
+    })?;
+    if args.test_clock {
+        tracing::warn!("the test clock is enabled: POST /api/v1/test/clock can move time forward");
+    }
+    let state = AppState::new(&Setup {
+        site_root: args.site_root.clone(),
+        max_body_bytes: args.max_body_bytes,
+        test_clock: args.test_clock,
+        ..Setup::new(store, Clock::system())
+    });
+    if !args.no_seed {
+        if let Some(p) = state
+            .profiles
+            .seed_example()
+            .await
+            .context("cannot seed the example profile")?
+        {
+            tracing::info!(profile = %p.id, "seeded the example dynamic profile");
+        }
+    }
+    let server = Server::start(state)
+        .await
+        .context("restart reconciliation failed")?;
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    tracing::info!(
+        address = %listener.local_addr()?,
+        database = %redact_url(&args.database_url),
+        "serving http://{}",
+        listener.local_addr()?
+    );
+    server.serve(listener, shutdown).await?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// A database URL without its password, for logs.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{}@{}", &url[..scheme + 3], user, &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+}

@@ -1,0 +1,44 @@
+//! The attempt history keeps the whole classification each decision was
+//! made from (SPEC.md's data model), as the failure report answered it.
+
+use crate::support::{
+    overloaded, policy, usage_limit_in, Engine, TestServer, CLASSIFICATION_FIELDS,
+};
+
+async fn attempts_keep_the_whole_classification(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let api = s.api();
+    let p = api
+        .profile(&[("Claude", policy(3, 5, 0, "skip"), policy(0, 0, 600, "stop"))])
+        .await;
+    let route = api.route(&p, "kanban").await;
+    let first = api.fail(&route, overloaded()).await;
+    api.advance(5.0).await;
+    let route = api.deliver(route["id"].as_str().unwrap()).await;
+    let second = api.fail(&route, usage_limit_in(300)).await;
+    let history = api
+        .get(&format!(
+            "/api/v1/routes/{}/attempts",
+            route["id"].as_str().unwrap()
+        ))
+        .await;
+    let history = history.as_array().unwrap();
+    assert_eq!(history.len(), 2);
+    // Newest first, each exactly the classification its report answered.
+    for (attempt, answer) in history.iter().zip([&second, &first]) {
+        let kept = &attempt["classification"];
+        for field in CLASSIFICATION_FIELDS {
+            assert!(kept.get(field).is_some(), "{field} missing from {kept}");
+        }
+        assert_eq!(kept, &answer["classification"]);
+    }
+    assert_eq!(history[0]["classification"]["code"], "quota_limited");
+    assert_eq!(history[0]["classification"]["confidence"], "high");
+    assert_eq!(
+        history[0]["classification"]["reset_at"],
+        "2026-11-30T12:05:00Z"
+    );
+    assert_eq!(history[1]["classification"]["scope"], "provider");
+}
+
+on_both_engines!(attempts_keep_the_whole_classification);
