@@ -179,12 +179,22 @@ static QUOTA_WORD: LazyLock<memchr::memmem::Finder<'static>> =
 static RETRY_WORD: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("retry"));
 
-/// The values written after `<word><tail>` and `:` or `=` (optional quotes
-/// and spaces around it) in lower-cased text: `quotaid:x`, `"quota_id": "x"`,
-/// `retrydelay:59s`. At most 16, each of letters, digits, `-`, `_` and `.`.
-fn text_values(lower: &[u8], word: &memchr::memmem::Finder<'_>, tails: &[&[u8]]) -> Vec<String> {
+/// The values written after the key `<word><tail>` and `:` or `=` (optional
+/// quotes and spaces around it) in lower-cased text: `quotaid:x`,
+/// `"quota_id": "x"`, `retrydelay:59s`. The key is a whole word
+/// (`totalretrydelay` is not `retrydelay`); a value is letters, digits, `-`,
+/// `_` and `.`, and is kept when `keep` says so; at most 16.
+fn text_values(
+    lower: &[u8],
+    word: &memchr::memmem::Finder<'_>,
+    tails: &[&[u8]],
+    keep: impl Fn(&[u8]) -> bool,
+) -> Vec<String> {
     let mut found = Vec::new();
     for at in word.find_iter(lower) {
+        if at > 0 && (lower[at - 1].is_ascii_alphanumeric() || lower[at - 1] == b'_') {
+            continue;
+        }
         let mut i = at + word.needle().len();
         let Some(tail) = tails.iter().find(|t| lower[i..].starts_with(t)) else {
             continue;
@@ -205,7 +215,7 @@ fn text_values(lower: &[u8], word: &memchr::memmem::Finder<'_>, tails: &[&[u8]])
         while i < lower.len() && (lower[i].is_ascii_alphanumeric() || b"-_.".contains(&lower[i])) {
             i += 1;
         }
-        if i > start && found.len() < 16 {
+        if i > start && found.len() < 16 && keep(&lower[start..i]) {
             found.push(String::from_utf8_lossy(&lower[start..i.min(start + 128)]).into_owned());
         }
     }
@@ -387,18 +397,29 @@ impl Facts {
     /// RESOURCE_EXHAUSTED is about, and the delay when it reopens, however
     /// the error was printed. Read only when the JSON readers found none.
     fn text_google_details(&mut self) {
+        // Both details come only with RESOURCE_EXHAUSTED, which is a 429:
+        // without one (from a response, a JSON code or prose) there is
+        // nothing to look for.
+        if !self.statuses.iter().any(|&(s, _)| s == 429) {
+            return;
+        }
         if self.quota_ids.is_empty() {
             self.quota_ids = text_values(
                 &self.lower[Source::Error as usize],
                 &QUOTA_WORD,
                 &[b"id", b"_id"],
+                |v| v.len() >= 4,
             );
         }
         if self.timing.retry_info.is_empty() {
+            // A protobuf Duration prints as seconds with an `s` (`59s`,
+            // `45.837906927s`); other numbers under other keys
+            // (`totalRetryDelay: 274`, an SDK's own backoff) are not it.
             self.timing.retry_info = text_values(
                 &self.lower[Source::Error as usize],
                 &RETRY_WORD,
                 &[b"delay", b"_delay"],
+                |v| v.len() >= 2 && v[0].is_ascii_digit() && v.ends_with(b"s"),
             );
         }
     }
@@ -1208,25 +1229,36 @@ mod tests {
     #[test]
     fn google_details_in_go_maps_and_protobuf_text() {
         let f = facts(
-            r#"{"items":[{"kind":"stderr","lines":["Details: [map[@type:type.googleapis.com/google.rpc.QuotaFailure violations:[map[quotaId:GenerateContentPaidTierInputTokensPerModelPerMinute quotaMetric:x]]]]"]}]}"#,
+            r#"{"items":[{"kind":"stderr","lines":["Error 429, Details: [map[@type:type.googleapis.com/google.rpc.QuotaFailure violations:[map[quotaId:GenerateContentPaidTierInputTokensPerModelPerMinute quotaMetric:x]]]]"]}]}"#,
         );
         assert_eq!(
             f.quota_ids,
             vec!["generatecontentpaidtierinputtokenspermodelperminute"]
         );
         let f = facts(
-            r#"{"items":[{"kind":"stderr","lines":["violations { quota_id: \"GenerateRequestsPerDayPerProjectPerModel\" }"]}]}"#,
+            r#"{"items":[{"kind":"stderr","lines":["HTTP 429: violations { quota_id: \"GenerateRequestsPerDayPerProjectPerModel\" }"]}]}"#,
         );
         assert_eq!(
             f.quota_ids,
             vec!["generaterequestsperdayperprojectpermodel"]
         );
-        let f = facts(r#"{"items":[{"kind":"stderr","lines":["no quota here: quotaId"]}]}"#);
+        let f =
+            facts(r#"{"items":[{"kind":"stderr","lines":["Error 429: no quota here: quotaId"]}]}"#);
         assert!(f.quota_ids.is_empty());
         let f = facts(
-            r#"{"items":[{"kind":"stderr","lines":["map[@type:type.googleapis.com/google.rpc.RetryInfo retryDelay:59s]]"]}]}"#,
+            r#"{"items":[{"kind":"stderr","lines":["Error 429, map[@type:type.googleapis.com/google.rpc.RetryInfo retryDelay:59s]]"]}]}"#,
         );
         assert_eq!(f.timing.retry_info, vec!["59s"]);
+        // An SDK's own backoff under a longer key is not a RetryInfo delay.
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["HTTP 429 $metadata: attempts 3, totalRetryDelay: 274, retry_delay: 12"]}]}"#,
+        );
+        assert!(f.timing.retry_info.is_empty(), "{:?}", f.timing.retry_info);
+        // Without a 429 there is no RESOURCE_EXHAUSTED to read them for.
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["quotaId:PerMinuteThing retryDelay:5s"]}]}"#,
+        );
+        assert!(f.quota_ids.is_empty() && f.timing.retry_info.is_empty());
     }
 
     #[test]

@@ -472,7 +472,10 @@ fn classify_token(t: &[u8], kinds: u8) -> Option<&'static str> {
     }
     // Sub-parts after `=`, `:` and `/` (`key=sk-…`, `ANTHROPIC_API_KEY:sk-…`).
     let mut parts = t.split(|&c| c == b'=' || c == b':' || c == b'/');
-    if parts.any(|part| part.len() >= 4 && (is_key(part) || is_id_with_prefix(part))) {
+    // A prefixed id without a digit needs sixteen random letters after the
+    // prefix: shorter parts without digits are not looked at again.
+    let id_possible = |part: &[u8]| (digit || part.len() >= 18) && is_id_with_prefix(part);
+    if parts.any(|part| part.len() >= 4 && (is_key(part) || id_possible(part))) {
         return Some(if is_id_like(t) { "[id]" } else { "[key]" });
     }
     (t.len() >= 16 && digit && alpha || t.len() >= 32)
