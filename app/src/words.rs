@@ -364,13 +364,27 @@ pub fn awaited(route: &RouteSnapshot) -> String {
         .map(|c| format!(" after {c}"))
         .unwrap_or_default();
     let who = &route.candidate.label;
+    // A shared circuit moved the deadline: say so, not only the policy.
+    let held = route
+        .pending
+        .as_ref()
+        .and_then(|p| p.circuit.as_ref())
+        .map(|h| {
+            let label = circuit_label(h.scope, &h.resource);
+            if h.awaiting_probe {
+                format!(", while another route probes {label}")
+            } else {
+                format!(", while {label} is paused for everyone")
+            }
+        })
+        .unwrap_or_default();
     match (route.state, &route.pending) {
         (RouteState::RetryWait, Some(p)) if p.kind == PendingKind::Retry => format!(
-            "retry {} of {} of {who}{after}",
+            "retry {} of {} of {who}{after}{held}",
             p.retry_ordinal, p.max_retries
         ),
         (RouteState::WaitingForReset, _) | (_, Some(_)) => {
-            format!("{who}'s provider reset{after}, then one more try")
+            format!("{who}'s provider reset{after}, then one more try{held}")
         }
         (RouteState::Switching, _) => format!("the switch to {who}{after}"),
         (RouteState::Retrying, _) => format!("the retry of {who} to be handed out"),
@@ -856,6 +870,33 @@ mod tests {
         assert_eq!(
             classification_words(&a).as_deref(),
             Some("High confidence · provider scope · rule anthropic.overloaded · during session init · retry after 12 s")
+        );
+    }
+
+    #[test]
+    fn a_held_wait_says_the_circuit_holds_it() {
+        let mut r = waiting(OnExhausted::Skip);
+        let plain = awaited(&r);
+        r.pending.as_mut().unwrap().circuit = Some(CircuitHold {
+            scope: CircuitScope::Provider,
+            resource: "anthropic".into(),
+            until: t("2026-11-30T12:10:00Z"),
+            awaiting_probe: false,
+        });
+        assert_eq!(
+            awaited(&r),
+            format!("{plain}, while Anthropic is paused for everyone")
+        );
+        r.pending
+            .as_mut()
+            .unwrap()
+            .circuit
+            .as_mut()
+            .unwrap()
+            .awaiting_probe = true;
+        assert_eq!(
+            awaited(&r),
+            format!("{plain}, while another route probes Anthropic")
         );
     }
 }
