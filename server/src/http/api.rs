@@ -4,7 +4,7 @@
 //! documents it.
 
 use super::openapi::ApiDoc;
-use super::{circuits, health, profiles, routes, AppState, HttpError};
+use super::{circuits, health, profiles, routes, AppState, HttpError, HttpResult};
 use crate::classify::{Catalogue, CatalogueSummary, UnknownSnapshot};
 use axum::extract::State;
 use axum::routing::get;
@@ -64,6 +64,6 @@ async fn catalogue_summary() -> Json<CatalogueSummary> {
     Json(Catalogue::builtin().describe())
 }
 
-async fn catalogue_unknown(State(s): State<AppState>) -> Json<UnknownSnapshot> {
-    Json(s.unknown.snapshot())
+async fn catalogue_unknown(State(s): State<AppState>) -> HttpResult<Json<UnknownSnapshot>> {
+    Ok(Json(s.unknown.snapshot().await?))
 }

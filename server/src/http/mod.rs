@@ -46,7 +46,7 @@ pub struct AppState {
     pub clock: SharedClock,
     pub profiles: Profiles,
     pub routes: Routes,
-    pub unknown: Arc<UnknownLog>,
+    pub unknown: UnknownLog,
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
     pub leptos_options: LeptosOptions,
     pub test_clock: bool,
@@ -94,9 +94,10 @@ impl AppState {
             .build();
         let catalogue = Catalogue::builtin();
         let profiles = Profiles::new(setup.store.clone(), setup.clock.clone(), class_of);
-        let unknown = Arc::new(UnknownLog::new(
+        let unknown = UnknownLog::new(
+            setup.store.clone(),
             crate::classify::unknown::DEFAULT_UNKNOWN_CAPACITY,
-        ));
+        );
         let routes = Routes::new(
             setup.store.clone(),
             setup.clock.clone(),

@@ -37,7 +37,7 @@ pub struct Routes {
     clock: SharedClock,
     pub(super) profiles: Profiles,
     catalogue: &'static Catalogue,
-    unknown: Arc<UnknownLog>,
+    unknown: UnknownLog,
     pub(super) signals: Arc<Signals>,
 }
 
@@ -68,7 +68,7 @@ impl Routes {
         clock: SharedClock,
         profiles: Profiles,
         catalogue: &'static Catalogue,
-        unknown: Arc<UnknownLog>,
+        unknown: UnknownLog,
         signals: Arc<Signals>,
     ) -> Routes {
         Routes {
@@ -233,8 +233,10 @@ impl Routes {
         }
         let now = self.now();
         let classification = classify_at(self.catalogue, &evidence, now);
-        if classification.class == app::policy::ErrorClass::Unclassified {
-            self.unknown.record(&classification);
+        // The log is for growing the catalogue: losing one sighting must not
+        // stop a route's recovery, so a failed write is only logged.
+        if let Err(e) = self.unknown.record(&classification).await {
+            tracing::warn!(error = %e, "recording unknown evidence failed");
         }
         metrics::counter!("kandev_failures_total", "class" => classification.class.as_str())
             .increment(1);

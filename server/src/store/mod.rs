@@ -14,7 +14,7 @@ mod sqlite;
 pub use postgres::PgStore;
 pub use rows::{
     AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow,
-    EventRow, RouteFilter, RouteRow, ScheduleRow,
+    EventRow, RouteFilter, RouteRow, ScheduleRow, UnknownRow,
 };
 pub use sqlite::SqliteStore;
 
@@ -123,6 +123,17 @@ pub trait Store: Send + Sync + 'static {
 
     /// Sets `key` only if it is not set yet; answers whether it was set now.
     async fn set_setting_once(&self, key: &str, value: &str) -> Result<bool>;
+
+    /// Counts one sighting of unrecognised evidence: a new key is inserted
+    /// with count 1, a known one counts up and widens its first/last seen.
+    /// When a new key takes the log over `capacity`, the entries seen
+    /// longest ago (never the new one) are deleted, at most a few per call,
+    /// and counted as evicted.
+    async fn record_unknown(&self, row: &UnknownRow, capacity: i64) -> Result<()>;
+
+    /// Up to `limit` entries of the unknown-evidence log (most frequent,
+    /// then most recent, first) and how many were ever evicted.
+    async fn unknown_evidence(&self, limit: i64) -> Result<(Vec<UnknownRow>, i64)>;
 
     /// Applies one route transition atomically (see [`Commit`]); answers the
     /// new event's id. A moved-on route answers `StaleGeneration` and

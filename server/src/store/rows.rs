@@ -186,3 +186,19 @@ pub struct ClaimFilter {
     pub caller_kind: Option<String>,
     pub limit: i64,
 }
+
+/// One distinct entry of the unknown-evidence log, as stored (see
+/// `crate::classify::unknown`): only the sanitised excerpt, keyed by it
+/// with digit runs folded.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct UnknownRow {
+    pub key: String,
+    pub safe_excerpt: String,
+    pub count: i64,
+    pub first_seen: i64,
+    pub last_seen: i64,
+    pub classifier_rule: String,
+    pub provider_id: Option<String>,
+    pub model_id: Option<String>,
+    pub catalogue_version: String,
+}

@@ -37,3 +37,4 @@ mod runner_agents;
 mod runner_harness;
 mod runner_scripts;
 mod store;
+mod unknown_log;

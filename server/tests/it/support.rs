@@ -51,6 +51,12 @@ pub enum Engine {
 
 impl TestDb {
     pub async fn new(engine: Engine) -> TestDb {
+        TestDb::with_prefix(engine, "kr_test").await
+    }
+
+    /// [`TestDb::new`], its PostgreSQL database named `<prefix>_<uuid>` so
+    /// a suite's leftovers can be told apart.
+    pub async fn with_prefix(engine: Engine, prefix: &str) -> TestDb {
         match engine {
             Engine::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
@@ -65,7 +71,7 @@ impl TestDb {
             }
             Engine::Postgres => {
                 let admin = postgres_admin_url();
-                let name = format!("kr_test_{}", uuid::Uuid::new_v4().simple());
+                let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
                 let mut conn = sqlx::PgConnection::connect(&admin)
                     .await
                     .unwrap_or_else(|e| {
@@ -188,8 +194,50 @@ impl TestServer {
         }
     }
 
+    /// [`TestServer::start`] on a database whose PostgreSQL name starts
+    /// with `prefix`.
+    pub async fn start_prefixed(engine: Engine, prefix: &str) -> TestServer {
+        let db = TestDb::with_prefix(engine, prefix).await;
+        let store = db.store.clone();
+        TestServer::start_with(db, store).await
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
+    }
+}
+
+/// A server over its own connection to an existing database, assembled
+/// the way `serve` does it: a restarted server, or a second instance.
+pub struct Instance {
+    pub base: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl Instance {
+    pub async fn start(url: &str) -> Instance {
+        let store = store::connect(url).await.expect("open the database");
+        let (addr, stop, handle) = serve(services(store, Clock::manual(start_time()))).await;
+        Instance {
+            base: format!("http://{addr}"),
+            stop,
+            handle,
+        }
+    }
+
+    pub fn api(&self) -> Api {
+        Api::new(self.base.clone())
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Shuts it down gracefully and waits until it has stopped.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.handle.await.expect("the server stops");
     }
 }
 
