@@ -25,7 +25,7 @@
 //!   output, their JSON event streams, or ACP) through the service.
 //! - [`clock`]: the one injectable source of time.
 //! - [`config`]: command-line and environment configuration.
-//! - [`telemetry`]: structured logs.
+//! - [`telemetry`]: structured logs; [`meters`]: Prometheus metrics.
 //!
 //! Wire types, wording and the policy document live in the `app` crate,
 //! which the browser runs too.
@@ -38,6 +38,7 @@ pub mod classify;
 pub mod clock;
 pub mod config;
 pub mod http;
+pub mod meters;
 pub mod profiles;
 pub mod recovery;
 pub mod routes;

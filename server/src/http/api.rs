@@ -4,7 +4,7 @@
 //! documents it.
 
 use super::openapi::ApiDoc;
-use super::{circuits, health, profiles, routes, AppState, HttpError, HttpResult};
+use super::{circuits, health, profiles, prometheus, routes, AppState, HttpError, HttpResult};
 use crate::classify::{Catalogue, CatalogueSummary, UnknownSnapshot};
 use axum::extract::State;
 use axum::routing::get;
@@ -40,12 +40,13 @@ fn v1() -> OpenApiRouter<AppState> {
         .fallback(|| async { HttpError::NotFound("That API endpoint".into()) })
 }
 
-/// The API and the health probes, with their document.
+/// The API, the health probes and `/metrics`, with their document.
 fn parts() -> (Router<AppState>, Document) {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .nest("/api/v1", v1())
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
+        .routes(routes!(prometheus::metrics))
         .split_for_parts()
 }
 

@@ -1,10 +1,13 @@
 //! The HTTP surface: REST under `/api/v1`, the OpenAPI document, health
-//! probes, and the server-rendered Leptos pages with their static assets.
+//! probes and metrics, and the server-rendered Leptos pages with their
+//! static assets.
 //!
 //! - [`api`]: the route list — the API router and its OpenAPI document
 //!   from one list; [`openapi`] holds the document's frame.
 //! - `profiles`, `routes`, `circuits`, `health`: the handlers, thin over
 //!   the services.
+//! - `prometheus`: `GET /metrics` and the middleware that counts and times
+//!   requests by route template (what is measured: [`crate::meters`]).
 //! - [`extract`]: the request extractors and their one rejection each.
 //! - [`error`]: [`HttpError`], one status match and one body shape.
 //! - `pages`: the server side of the UI (the page renderer's backend).
@@ -19,6 +22,7 @@ mod health;
 pub mod openapi;
 mod pages;
 mod profiles;
+mod prometheus;
 mod routes;
 pub mod server;
 
@@ -32,7 +36,6 @@ use crate::routes::{Routes, Signals};
 use crate::store::DynStore;
 use app::api::SharedBackend;
 use axum::extract::{DefaultBodyLimit, FromRef};
-use axum::routing::get;
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -110,7 +113,7 @@ impl AppState {
             profiles,
             routes,
             unknown,
-            metrics: metrics_handle(),
+            metrics: crate::meters::handle(),
             store: setup.store.clone(),
             clock: setup.clock.clone(),
             leptos_options,
@@ -125,28 +128,6 @@ fn class_of(code: &str) -> Option<app::policy::ErrorClass> {
     Catalogue::builtin().class_of(code)
 }
 
-/// The Prometheus recorder is process-wide; install it once.
-fn metrics_handle() -> metrics_exporter_prometheus::PrometheusHandle {
-    static HANDLE: std::sync::OnceLock<metrics_exporter_prometheus::PrometheusHandle> =
-        std::sync::OnceLock::new();
-    HANDLE
-        .get_or_init(|| {
-            let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
-                .set_buckets(&[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0])
-                .expect("valid buckets")
-                .build_recorder();
-            let handle = recorder.handle();
-            // Another recorder (a test harness) may own the global slot.
-            let _ = metrics::set_global_recorder(recorder);
-            handle
-        })
-        .clone()
-}
-
-async fn prometheus(axum::extract::State(s): axum::extract::State<AppState>) -> String {
-    s.metrics.render()
-}
-
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let max_body = state.max_body_bytes;
@@ -157,7 +138,6 @@ pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();
     api::router()
-        .route("/metrics", get(prometheus))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -167,6 +147,8 @@ pub fn router(state: AppState) -> Router {
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
             app::shell,
         ))
+        // Inside the router's layers, so the matched route template is known.
+        .layer(axum::middleware::from_fn(prometheus::track))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

@@ -25,6 +25,10 @@ impl Server {
     pub async fn start(state: AppState) -> crate::routes::Result<Server> {
         scheduler::reconcile(&state.routes).await?;
         let timers = tokio::spawn(scheduler::run(state.routes.clone(), state.store.clone()));
+        tokio::spawn(crate::meters::upkeep(
+            state.metrics.clone(),
+            state.routes.signals().shutdown.clone(),
+        ));
         Ok(Server { state, timers })
     }
 

@@ -74,6 +74,7 @@ impl Routes {
                     lease_until.timestamp_millis(),
                 )
                 .await?;
+            metrics::counter!(crate::meters::DISPATCHES_CLAIMED).increment(rows.len() as u64);
             if !rows.is_empty() || tokio::time::Instant::now() >= give_up {
                 return rows
                     .iter()

@@ -153,6 +153,7 @@ impl Routes {
         let has_schedule = change.commit.schedule.is_some();
         let has_dispatch = change.commit.dispatch.is_some();
         let event_id = self.store.commit(&change.commit).await?;
+        crate::meters::committed(&change.commit);
         if has_schedule {
             self.signals.schedules.notify_one();
         }
@@ -160,7 +161,7 @@ impl Routes {
             self.signals.dispatches.notify_waiters();
         }
         let _ = self.signals.events.send(event_id);
-        metrics::counter!("kandev_route_transitions_total", "kind" => kind.to_string())
+        metrics::counter!(crate::meters::ROUTE_TRANSITIONS, "kind" => kind.to_string())
             .increment(1);
         Ok(snapshot)
     }
@@ -238,7 +239,7 @@ impl Routes {
         if let Err(e) = self.unknown.record(&classification).await {
             tracing::warn!(error = %e, "recording unknown evidence failed");
         }
-        metrics::counter!("kandev_failures_total", "class" => classification.class.as_str())
+        metrics::counter!(crate::meters::FAILURES, "class" => classification.class.as_str())
             .increment(1);
         // A circuit another route changed while we planned: plan again
         // from what is stored now.
@@ -324,7 +325,7 @@ impl Routes {
         let change = Change::after(&route, plan.route, commit);
         match self.apply(change, event_kind::FAILURE).await {
             Ok(snapshot) => {
-                metrics::counter!("kandev_decisions_total", "decision" => plan.decision.kind.as_str())
+                metrics::counter!(crate::meters::DECISIONS, "decision" => plan.decision.kind.as_str())
                     .increment(1);
                 // The probe failed: its waiters now wait for the new end.
                 self.revisit_all(&reopened).await;
@@ -591,9 +592,7 @@ impl Routes {
             };
             match self.apply(change, plan.event).await {
                 Ok(_) => {
-                    if dispatched {
-                        metrics::histogram!("kandev_timer_lateness_seconds").record(lateness);
-                    }
+                    metrics::histogram!(crate::meters::TIMER_LATENESS).record(lateness);
                     return Ok(dispatched);
                 }
                 // Another route took the probe first: look again.

@@ -14,7 +14,7 @@ mod sqlite;
 pub use postgres::PgStore;
 pub use rows::{
     AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow,
-    EventRow, RouteFilter, RouteRow, ScheduleRow, UnknownRow,
+    EventRow, RouteFilter, RouteRow, ScheduleRow, StateCounts, UnknownRow,
 };
 pub use sqlite::SqliteStore;
 
@@ -134,6 +134,9 @@ pub trait Store: Send + Sync + 'static {
     /// Up to `limit` entries of the unknown-evidence log (most frequent,
     /// then most recent, first) and how many were ever evicted.
     async fn unknown_evidence(&self, limit: i64) -> Result<(Vec<UnknownRow>, i64)>;
+
+    /// Row counts by state, for the metrics gauges (one round trip).
+    async fn state_counts(&self) -> Result<StateCounts>;
 
     /// Applies one route transition atomically (see [`Commit`]); answers the
     /// new event's id. A moved-on route answers `StaleGeneration` and

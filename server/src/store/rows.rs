@@ -202,3 +202,14 @@ pub struct UnknownRow {
     pub model_id: Option<String>,
     pub catalogue_version: String,
 }
+
+/// How many rows are in each state, for the metrics gauges: every route
+/// and circuit state, armed schedules, and dispatches not yet acknowledged
+/// (acknowledged and void rows only accumulate).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StateCounts {
+    pub routes: Vec<(String, i64)>,
+    pub circuits: Vec<(String, i64)>,
+    pub schedules: Vec<(String, i64)>,
+    pub dispatches: Vec<(String, i64)>,
+}

@@ -318,6 +318,30 @@ macro_rules! impl_store {
                 Ok((rows, evicted.unwrap_or(0)))
             }
 
+            async fn state_counts(&self) -> $crate::store::Result<$crate::store::StateCounts> {
+                let rows: Vec<(String, String, i64)> = sqlx::query_as(
+                    "SELECT 'routes', state, COUNT(*) FROM routes GROUP BY state \
+                     UNION ALL SELECT 'circuits', state, COUNT(*) FROM circuits GROUP BY state \
+                     UNION ALL SELECT 'schedules', state, COUNT(*) FROM schedules \
+                       WHERE state = 'armed' GROUP BY state \
+                     UNION ALL SELECT 'dispatches', state, COUNT(*) FROM dispatches \
+                       WHERE state IN ('pending', 'claimed') GROUP BY state",
+                )
+                .fetch_all(&self.pool)
+                .await?;
+                let mut counts = $crate::store::StateCounts::default();
+                for (table, state, n) in rows {
+                    let into = match table.as_str() {
+                        "routes" => &mut counts.routes,
+                        "circuits" => &mut counts.circuits,
+                        "schedules" => &mut counts.schedules,
+                        _ => &mut counts.dispatches,
+                    };
+                    into.push((state, n));
+                }
+                Ok(counts)
+            }
+
             async fn commit(&self, c: &$crate::store::Commit) -> $crate::store::Result<i64> {
                 use $crate::store::sql::{bind_route, ROUTE_COLUMNS};
                 use $crate::store::StoreError;

@@ -26,6 +26,7 @@ mod classify_registry;
 mod classify_timing;
 mod fake_provider;
 mod http_events;
+mod http_metrics;
 mod http_profiles;
 mod routes_attempts;
 mod routes_circuits;

@@ -1,0 +1,316 @@
+//! Prometheus metrics, served at `GET /metrics` (names in the README's
+//! "Metrics" section). Two kinds, on purpose:
+//!
+//! - Counters and histograms are this instance's own, since it started:
+//!   what it served, armed, fired, handed out and committed. With several
+//!   instances on one database, sum them across instances.
+//! - Gauges that are facts about shared state (routes and circuits by
+//!   state, armed schedules, open dispatches) are read from the database at
+//!   scrape time by [`render`], so every instance answers the same.
+//!
+//! The recorder is `metrics` with `metrics-exporter-prometheus` (without
+//! its HTTP listener: the service's own router serves the text). It is
+//! process-wide, so it is installed once; services count through the
+//! `metrics` macros with the names below and never hold a handle.
+
+use crate::circuits::ChangeKind;
+use crate::store::{Commit, DynStore, StateCounts};
+use app::circuit::CircuitStatus;
+use app::route::{event_kind, DispatchState, RouteState};
+use metrics::{counter, describe_counter, describe_histogram, Unit};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::fmt::Write;
+use std::sync::OnceLock;
+
+pub const HTTP_REQUESTS: &str = "kandev_http_requests_total";
+pub const HTTP_DURATION: &str = "kandev_http_request_duration_seconds";
+pub const ROUTE_TRANSITIONS: &str = "kandev_route_transitions_total";
+pub const FAILURES: &str = "kandev_failures_total";
+pub const DECISIONS: &str = "kandev_decisions_total";
+pub const SCHEDULES_ARMED: &str = "kandev_schedules_armed_total";
+pub const SCHEDULES_FIRED: &str = "kandev_schedules_fired_total";
+pub const TIMER_LATENESS: &str = "kandev_timer_lateness_seconds";
+pub const DISPATCHES_CREATED: &str = "kandev_dispatches_created_total";
+pub const DISPATCHES_CLAIMED: &str = "kandev_dispatches_claimed_total";
+pub const DISPATCHES_ACKNOWLEDGED: &str = "kandev_dispatches_acknowledged_total";
+pub const DISPATCHES_AMBIGUOUS: &str = "kandev_dispatches_ambiguous_total";
+pub const CIRCUIT_OPENINGS: &str = "kandev_circuit_openings_total";
+pub const CIRCUIT_PROBES: &str = "kandev_circuit_probes_total";
+pub const CIRCUIT_PROBE_OUTCOMES: &str = "kandev_circuit_probe_outcomes_total";
+
+/// HTTP latency buckets, in seconds: most answers take milliseconds; long
+/// polls and event streams are timed to their first byte.
+const HTTP_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+
+/// Timer lateness buckets, in seconds: a schedule armed here fires within
+/// milliseconds; one armed by another instance waits for the next poll (a
+/// second); beyond a minute something is wrong.
+const LATENESS_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 15.0, 60.0,
+];
+
+/// The process-wide recorder's handle, installing the recorder on first use.
+pub fn handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(HTTP_DURATION.into()), HTTP_BUCKETS)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Full(TIMER_LATENESS.into()), LATENESS_BUCKETS)
+                })
+                .expect("the bucket lists are not empty")
+                .build_recorder();
+            let handle = recorder.handle();
+            // Another recorder (a test harness) may own the global slot;
+            // then this handle renders only the database's gauges.
+            if metrics::set_global_recorder(recorder).is_ok() {
+                describe();
+            }
+            handle
+        })
+        .clone()
+}
+
+fn describe() {
+    describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests answered, by method, matched route template and status"
+    );
+    describe_histogram!(
+        HTTP_DURATION,
+        Unit::Seconds,
+        "HTTP request latency to the response head, by method, route template and status"
+    );
+    describe_counter!(
+        ROUTE_TRANSITIONS,
+        "Route transitions committed, by event kind"
+    );
+    describe_counter!(FAILURES, "Failures reported, by class");
+    describe_counter!(DECISIONS, "Failure decisions committed, by kind");
+    describe_counter!(SCHEDULES_ARMED, "Schedules armed, by kind");
+    describe_counter!(
+        SCHEDULES_FIRED,
+        "Schedules fired (their transition committed)"
+    );
+    describe_histogram!(
+        TIMER_LATENESS,
+        Unit::Seconds,
+        "Schedule fire time minus its deadline"
+    );
+    describe_counter!(DISPATCHES_CREATED, "Dispatches created, by reason");
+    describe_counter!(DISPATCHES_CLAIMED, "Dispatches handed out with a lease");
+    describe_counter!(DISPATCHES_ACKNOWLEDGED, "Claimed dispatches acknowledged");
+    describe_counter!(
+        DISPATCHES_AMBIGUOUS,
+        "Claimed dispatches never acknowledged: their routes stopped for a person"
+    );
+    describe_counter!(
+        CIRCUIT_OPENINGS,
+        "Circuits opened (including re-opened by a failed probe), by scope"
+    );
+    describe_counter!(
+        CIRCUIT_PROBES,
+        "Probe leases taken on expired circuits, by scope"
+    );
+    describe_counter!(
+        CIRCUIT_PROBE_OUTCOMES,
+        "Probe outcomes, by scope: success closed the circuit, failure re-opened it"
+    );
+}
+
+/// Counts what one committed route transition did. Called once per commit,
+/// after it succeeded, so nothing is counted for a transaction that lost.
+pub fn committed(commit: &Commit) {
+    if let Some(s) = &commit.schedule {
+        counter!(SCHEDULES_ARMED, "kind" => s.kind.clone()).increment(1);
+    }
+    if commit.fire_schedule.is_some() {
+        counter!(SCHEDULES_FIRED).increment(1);
+    }
+    if let Some(d) = &commit.dispatch {
+        counter!(DISPATCHES_CREATED, "reason" => d.reason.clone()).increment(1);
+    }
+    if commit.ack_dispatch.is_some() {
+        counter!(DISPATCHES_ACKNOWLEDGED).increment(1);
+    }
+    if commit.event_kind == event_kind::AMBIGUOUS {
+        counter!(DISPATCHES_AMBIGUOUS).increment(1);
+    }
+    for w in &commit.circuits {
+        let kind = w
+            .event_kind
+            .strip_prefix("circuit.")
+            .unwrap_or(&w.event_kind);
+        let is = |k: ChangeKind| kind == <&'static str>::from(k);
+        let scope = w.row.scope.clone();
+        if is(ChangeKind::Opened) {
+            counter!(CIRCUIT_OPENINGS, "scope" => scope).increment(1);
+        } else if is(ChangeKind::Reopened) {
+            counter!(CIRCUIT_OPENINGS, "scope" => scope.clone()).increment(1);
+            counter!(CIRCUIT_PROBE_OUTCOMES, "scope" => scope, "outcome" => "failure").increment(1);
+        } else if is(ChangeKind::ProbeClaimed) {
+            counter!(CIRCUIT_PROBES, "scope" => scope).increment(1);
+        } else if is(ChangeKind::Closed) {
+            counter!(CIRCUIT_PROBE_OUTCOMES, "scope" => scope, "outcome" => "success").increment(1);
+        }
+    }
+}
+
+/// The Prometheus text: this instance's counters and histograms, then the
+/// gauges read from the database now. When the database does not answer,
+/// the counters are still served and `kandev_database_up` says why the
+/// gauges are missing.
+pub async fn render(handle: &PrometheusHandle, store: &DynStore) -> String {
+    let mut out = handle.render();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    match store.state_counts().await {
+        Ok(counts) => {
+            gauges(&mut out, &counts);
+            gauge(
+                &mut out,
+                "kandev_database_up",
+                DATABASE_UP_HELP,
+                None,
+                [("", 1)],
+            );
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics: the database did not answer; gauges left out");
+            gauge(
+                &mut out,
+                "kandev_database_up",
+                DATABASE_UP_HELP,
+                None,
+                [("", 0)],
+            );
+        }
+    }
+    out
+}
+
+const DATABASE_UP_HELP: &str =
+    "1 when the database answered this scrape (the gauges above are its)";
+
+/// The shared-state gauges, every known state present (zero when none).
+fn gauges(out: &mut String, c: &StateCounts) {
+    let of = |rows: &[(String, i64)], state: &str| {
+        rows.iter().find(|(s, _)| s == state).map_or(0, |(_, n)| *n)
+    };
+    gauge(
+        out,
+        "kandev_routes",
+        "Routes by state (from the database: the same on every instance)",
+        Some("state"),
+        RouteState::ALL
+            .iter()
+            .map(|s| (s.as_str(), of(&c.routes, s.as_str()))),
+    );
+    gauge(
+        out,
+        "kandev_circuits",
+        "Circuits by state (from the database)",
+        Some("state"),
+        <CircuitStatus as strum::VariantArray>::VARIANTS
+            .iter()
+            .map(|s| {
+                let name: &'static str = s.into();
+                (name, of(&c.circuits, name))
+            }),
+    );
+    gauge(
+        out,
+        "kandev_schedules_pending",
+        "Armed schedules waiting for their deadline (from the database)",
+        None,
+        [("", of(&c.schedules, "armed"))],
+    );
+    gauge(
+        out,
+        "kandev_dispatches_open",
+        "Dispatches not yet acknowledged, by state (from the database)",
+        Some("state"),
+        [DispatchState::Pending, DispatchState::Claimed]
+            .into_iter()
+            .map(|s| (s.as_str(), of(&c.dispatches, s.as_str()))),
+    );
+}
+
+/// One gauge family in the text format. Label values are this crate's own
+/// state names, which need no escaping.
+fn gauge<'a>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    label: Option<&str>,
+    values: impl IntoIterator<Item = (&'a str, i64)>,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} gauge");
+    for (value, n) in values {
+        match label {
+            Some(label) => {
+                let _ = writeln!(out, "{name}{{{label}=\"{value}\"}} {n}");
+            }
+            None => {
+                let _ = writeln!(out, "{name} {n}");
+            }
+        }
+    }
+    out.push('\n');
+}
+
+/// Drains histogram samples into their buckets now and then, so memory
+/// stays bounded when nobody scrapes (rendering drains them too).
+pub async fn upkeep(handle: PrometheusHandle, shutdown: tokio_util::sync::CancellationToken) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = every.tick() => handle.run_upkeep(),
+            _ = shutdown.cancelled() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gauges_list_every_state_with_zeroes() {
+        let mut out = String::new();
+        gauges(
+            &mut out,
+            &StateCounts {
+                routes: vec![("active".into(), 3), ("retry_wait".into(), 1)],
+                circuits: vec![("open".into(), 2)],
+                schedules: vec![("armed".into(), 4)],
+                dispatches: vec![("claimed".into(), 1)],
+            },
+        );
+        for line in [
+            "# TYPE kandev_routes gauge",
+            "kandev_routes{state=\"active\"} 3",
+            "kandev_routes{state=\"retry_wait\"} 1",
+            "kandev_routes{state=\"cancelled\"} 0",
+            "kandev_circuits{state=\"open\"} 2",
+            "kandev_circuits{state=\"closed\"} 0",
+            "kandev_circuits{state=\"probing\"} 0",
+            "kandev_schedules_pending 4",
+            "kandev_dispatches_open{state=\"pending\"} 0",
+            "kandev_dispatches_open{state=\"claimed\"} 1",
+        ] {
+            assert!(out.lines().any(|l| l == line), "{line} missing from\n{out}");
+        }
+        assert_eq!(
+            out.lines()
+                .filter(|l| l.starts_with("kandev_routes{"))
+                .count(),
+            RouteState::ALL.len()
+        );
+    }
+}
