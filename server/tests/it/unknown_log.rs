@@ -95,6 +95,24 @@ async fn dedupes_counts_and_bounds(engine: Engine) {
     );
 }
 
+/// Sightings recorded at once (as several instances would) all count:
+/// the upsert is one statement, never a read and a write.
+async fn concurrent_sightings_all_count(engine: Engine) {
+    let db = TestDb::with_prefix(engine, "metrics_unknown").await;
+    let log = UnknownLog::new(db.store.clone(), 8);
+    let sightings = (0..24).map(|i| {
+        let log = log.clone();
+        let c = unknown_at(&format!("intermittent gremlin {i}"), "2026-11-30T12:00:00Z");
+        async move { log.record(&c).await.expect("recorded") }
+    });
+    let recorded = futures::future::join_all(sightings).await;
+    assert!(recorded.into_iter().all(|r| r));
+    let snap = log.snapshot().await.expect("snapshot");
+    assert_eq!(snap.entries.len(), 1, "{snap:?}");
+    assert_eq!(snap.entries[0].count, 24);
+    assert_eq!(snap.evicted, 0);
+}
+
 /// Reports `text` on stderr as a new route's failure: unknown evidence.
 async fn report_unknown(api: &Api, profile: &str, text: &str) {
     let route = api.route(profile, "kanban").await;
@@ -165,7 +183,9 @@ async fn two_servers_on_one_postgres_database_share_the_log() {
 }
 
 on_both_engines!(
+    flavor = multi_thread;
     unknown_log_keeps_sanitised_counted_entries,
+    concurrent_sightings_all_count,
     dedupes_counts_and_bounds,
     survives_a_restart,
 );
