@@ -4,6 +4,9 @@
 //! Layout, in the order a failure travels:
 //! - [`classify`]: evidence envelopes → classifications, driven by the data
 //!   catalogue in `catalogue/`. The only place that reads provider text.
+//!   Inside: the envelope and its lenient readers (`evidence`), the
+//!   catalogue's file format, compiler and verdict (`catalogue`), and the
+//!   matcher, the hot path kept apart (`matcher`).
 //! - [`recovery`]: the evaluator and the effect-safety gate — pure
 //!   functions from a classified failure and a policy to a `Decision`.
 //! - [`routes`]: durable routes — the failure planner (pure), dispatch

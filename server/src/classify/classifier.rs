@@ -6,9 +6,11 @@
 //! (see [`classify_at`]), so timing hints are validated against when the
 //! failure happened, not when it was reported.
 
-use super::catalogue::{Catalogue, Confidence, Evaluation, Rule, Scope, Verdict};
+use super::catalogue::verdict::Verdict;
+use super::catalogue::{Catalogue, Confidence, Scope};
 use super::evidence::{Evidence, EvidenceError, Item, Phase};
 use super::extract::{Facts, Segment, Source};
+use super::matcher::Evaluation;
 use super::{sanitize, timing};
 use aho_corasick::AhoCorasick;
 use app::policy::ErrorClass;
@@ -113,7 +115,7 @@ fn decide(
             let place = evaluation.text_place(i);
             let item = match place {
                 Some((src, pos)) => facts.item_at(src, pos),
-                None => r.cond.decisive_item(facts),
+                None => catalogue.matcher.conditions(i).decisive_item(facts),
             };
             let hint = if recovering && !r.timing.is_empty() {
                 timing::resolve(
@@ -136,7 +138,12 @@ fn decide(
                 (Some((src, pos)), _) => {
                     place_excerpt(facts, src, pos, || evaluation.text_focus(i))
                 }
-                (None, Some(item)) => item_excerpt(facts, evidence, item, r),
+                (None, Some(item)) => item_excerpt(
+                    facts,
+                    evidence,
+                    item,
+                    catalogue.matcher.conditions(i).error_types(),
+                ),
                 (None, None) => fallback_excerpt(facts, evidence),
             };
             (code, r.id.clone(), r.confidence, scope, hint, excerpt)
@@ -232,7 +239,9 @@ fn place_excerpt(
     }
 }
 
-fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, r: &Rule) -> String {
+/// The excerpt of the item that carries a rule's structured fact: the line
+/// naming one of the rule's `error_types`, else the item's longest.
+fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, error_types: &[String]) -> String {
     let segs: Vec<_> = f
         .segments
         .iter()
@@ -246,7 +255,7 @@ fn item_excerpt(f: &Facts, ev: &Evidence, item: usize, r: &Rule) -> String {
     let tokens: Vec<&String> = f
         .tokens
         .iter()
-        .filter(|(t, i)| *i == item && r.cond_error_types().contains(t))
+        .filter(|(t, i)| *i == item && error_types.contains(t))
         .map(|(t, _)| t)
         .collect();
     // The line that names the identifier, else the most informative (longest).

@@ -1006,7 +1006,7 @@ fn normalise_into(text: &str, out: &mut String) {
     while i < b.len() {
         // Copy the run of plain ASCII in one go.
         let start = i;
-        i = super::scan::plain_run_end(b, i);
+        i = super::matcher::scan::plain_run_end(b, i);
         out.push_str(&text[start..i]);
         if i >= b.len() {
             break;

@@ -3,14 +3,19 @@
 //! This is the only module that reads provider names or provider text;
 //! everything downstream branches on [`Classification`] alone.
 //!
-//! - [`evidence`]: the envelope types; lenient, bounded parsing.
+//! - [`evidence`]: the envelope types; `evidence::lenient` holds the
+//!   lenient, bounded readers its parsing is made of.
 //! - `extract`: per-item extractors that turn raw items into normalised
 //!   facts (statuses, error identifiers, ACP codes, exits, text haystacks);
 //!   `json`: the light, borrowing JSON tree they read bodies into.
+//! - [`provenance`]: which parts of an envelope are evidence at all.
 //! - [`catalogue`]: the versioned data catalogue (`catalogue/` at the
 //!   repository root): code registry, rules in priority tiers, timing
-//!   profiles; loaded once, validated loudly, compiled into matchers
-//!   (`prefilter`: an Aho-Corasick pass picks which patterns run).
+//!   profiles. `catalogue::format` reads the files, `catalogue::compile`
+//!   validates and compiles them (every problem with its file, entry and
+//!   field), `catalogue::verdict` decides between matching rules.
+//! - `matcher`: the hot path, fenced off — rule bits, the literal
+//!   prefilter, text hits, structured conditions and word-at-a-time scans.
 //! - [`timing`]: retry-after, reset headers, RetryInfo, prose durations,
 //!   epochs and zoned clock times, validated against `occurred_at`.
 //! - [`sanitize`]: redaction and the bounded `safe_excerpt`.
@@ -26,10 +31,9 @@ pub mod evidence;
 mod extract;
 pub mod fixtures;
 mod json;
-mod prefilter;
+mod matcher;
 pub mod provenance;
 pub mod sanitize;
-mod scan;
 pub mod score;
 pub mod timing;
 pub mod unknown;

@@ -39,10 +39,10 @@
 //! reports in different items, the last item's report is the outcome and
 //! the earlier ones are dropped as well.
 
-use super::catalogue::build_regex;
 use super::evidence::{Evidence, Item};
 use super::extract::{Facts, Source, NO_LINE};
-use super::prefilter::Prefilter;
+use super::matcher::build_regex;
+use super::matcher::prefilter::Prefilter;
 use regex::bytes::Regex;
 use serde::Deserialize;
 
@@ -77,10 +77,9 @@ struct LinePattern {
 }
 
 impl LinePattern {
-    fn new(name: &str, pattern: &str) -> Result<LinePattern, String> {
-        let re = build_regex(pattern).map_err(|e| format!("provenance.{name}: {e}"))?;
-        let prefilter =
-            Prefilter::build(&[pattern]).map_err(|e| format!("provenance.{name}: {e}"))?;
+    fn new(pattern: &str) -> Result<LinePattern, String> {
+        let re = build_regex(pattern).map_err(|e| e.to_string())?;
+        let prefilter = Prefilter::build(&[pattern])?;
         Ok(LinePattern { prefilter, re })
     }
 
@@ -204,12 +203,16 @@ fn is_error_item(item: &Item) -> bool {
 }
 
 impl Provenance {
-    pub(crate) fn compile(spec: &ProvenanceSpec) -> Result<Provenance, Vec<String>> {
+    /// The section compiled, or each bad pattern's field and what is wrong
+    /// with it.
+    pub(crate) fn compile(
+        spec: &ProvenanceSpec,
+    ) -> Result<Provenance, Vec<(&'static str, String)>> {
         let mut problems = Vec::new();
-        let mut pattern = |name: &str, p: &str| match LinePattern::new(name, p) {
+        let mut pattern = |name: &'static str, p: &str| match LinePattern::new(p) {
             Ok(lp) => Some(lp),
             Err(e) => {
-                problems.push(e);
+                problems.push((name, e));
                 None
             }
         };

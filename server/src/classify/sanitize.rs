@@ -611,7 +611,7 @@ pub fn excerpt_around(text: &str, focus: impl FnOnce() -> usize) -> String {
     let red = redact_cow(window(text, focus));
     // Most excerpts are one line of plain ASCII with nothing to collapse:
     // then the excerpt is the text, cut as the loop below would cut it.
-    if super::scan::is_single_spaced(red.as_bytes()) {
+    if super::matcher::scan::is_single_spaced(red.as_bytes()) {
         if red.len() < MAX_EXCERPT_CHARS {
             return red.into_owned();
         }
@@ -634,7 +634,7 @@ pub fn excerpt_around(text: &str, focus: impl FnOnce() -> usize) -> String {
             }
             // A run of visible ASCII: copy as much as fits at once.
             let start = i;
-            i = super::scan::visible_run_end(b, i);
+            i = super::matcher::scan::visible_run_end(b, i);
             let run = &red[start..i];
             if !push_bounded(&mut out, &mut count, &mut pending_space, run, run.len()) {
                 return finish_cut(out);

@@ -13,7 +13,7 @@
 //! source that yields a valid hint wins.
 
 use super::extract::{BodyHint, Facts, Source};
-use super::scan::Led;
+use super::matcher::scan::Led;
 use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDate, TimeZone, Utc};
 use regex::bytes::{Regex, RegexBuilder};
 use std::str::FromStr;

@@ -35,11 +35,18 @@ fn the_fuzz_crate_lists_every_crate_the_classifier_uses() {
     let server = dependencies(&root.join("Cargo.toml"));
     let fuzz = dependencies(&root.join("fuzz/Cargo.toml"));
     let mut used = BTreeSet::new();
-    for entry in std::fs::read_dir(root.join("src/classify")).expect("classify sources") {
-        let path = entry.expect("directory entry").path();
-        if path.extension().is_some_and(|e| e == "rs") {
-            let source = std::fs::read_to_string(&path).expect("source readable");
-            used.extend(server.iter().filter(|d| mentions(&source, d)).cloned());
+    // The classifier's modules nest (`catalogue/`, `matcher/`, `evidence/`):
+    // every directory below src/classify is read.
+    let mut dirs = vec![root.join("src/classify")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("classify sources") {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let source = std::fs::read_to_string(&path).expect("source readable");
+                used.extend(server.iter().filter(|d| mentions(&source, d)).cloned());
+            }
         }
     }
     assert!(

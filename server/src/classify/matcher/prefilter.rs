@@ -630,7 +630,7 @@ fn word_boundary(text: &[u8], at: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::catalogue::build_regex;
+    use crate::classify::matcher::build_regex;
 
     fn lits(p: &str) -> Option<Vec<String>> {
         required_literals(p).map(|v| {
