@@ -51,6 +51,12 @@ pub enum Engine {
 
 impl TestDb {
     pub async fn new(engine: Engine) -> TestDb {
+        TestDb::named(engine, "kr_test").await
+    }
+
+    /// A fresh database whose PostgreSQL name starts with `prefix`, so a
+    /// suite's leftovers (if a run is killed) are easy to tell apart.
+    pub async fn named(engine: Engine, prefix: &str) -> TestDb {
         match engine {
             Engine::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
@@ -65,7 +71,7 @@ impl TestDb {
             }
             Engine::Postgres => {
                 let admin = postgres_admin_url();
-                let name = format!("kr_test_{}", uuid::Uuid::new_v4().simple());
+                let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
                 let mut conn = sqlx::PgConnection::connect(&admin)
                     .await
                     .unwrap_or_else(|e| {
@@ -317,6 +323,35 @@ impl Api {
             )
             .await;
         v["dispatches"].as_array().unwrap().clone()
+    }
+
+    /// Claims a route's due dispatches with a lease of `lease_seconds`,
+    /// long-polling up to `wait_seconds` for one.
+    pub async fn claim_leased(
+        &self,
+        route_id: &str,
+        lease_seconds: u32,
+        wait_seconds: u32,
+    ) -> Vec<serde_json::Value> {
+        let v = self
+            .post_ok(
+                "/api/v1/dispatches/claim",
+                serde_json::json!({"route_id": route_id, "lease_seconds": lease_seconds, "wait_seconds": wait_seconds}),
+            )
+            .await;
+        v["dispatches"].as_array().unwrap().clone()
+    }
+
+    /// Acknowledges a claimed dispatch: (status, answer).
+    pub async fn ack(&self, dispatch: &serde_json::Value) -> (u16, serde_json::Value) {
+        self.post(
+            &format!(
+                "/api/v1/dispatches/{}/ack",
+                dispatch["id"].as_str().unwrap()
+            ),
+            serde_json::json!({"generation": dispatch["generation"]}),
+        )
+        .await
     }
 
     /// Claims the one due dispatch of a route and acknowledges it; answers the route.
