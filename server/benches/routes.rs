@@ -160,7 +160,7 @@ async fn run(engine: &str, url: &str, pending: usize) {
         .await
         .unwrap();
     let s = server.state.clone();
-    let next = store.next_deadline().await.unwrap();
+    let next = store.next_deadline(clock.pinned_ms()).await.unwrap();
     let reconcile = t.elapsed();
     assert!(next.is_some());
     println!(

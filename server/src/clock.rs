@@ -45,6 +45,23 @@ impl Clock {
         self.now().timestamp_millis()
     }
 
+    /// The instant time-dependent queries are asked at (which schedules
+    /// are due, which dispatch leases ran out): `None` for the system clock
+    /// nobody moved, so the database's own clock decides and several
+    /// servers on one database agree on it; the clock's instant once it is
+    /// a test clock (manual, or advanced through `/test/clock`), so moving
+    /// it moves due-ness exactly as before. The test clock is per process:
+    /// it is for one server, never for several sharing a database.
+    pub fn pinned(&self) -> Option<DateTime<Utc>> {
+        let moved = self.base.is_some() || self.offset_ms.load(Ordering::SeqCst) != 0;
+        moved.then(|| self.now())
+    }
+
+    /// [`Clock::pinned`] in milliseconds since the epoch.
+    pub fn pinned_ms(&self) -> Option<i64> {
+        self.pinned().map(|t| t.timestamp_millis())
+    }
+
     /// Moves time forward (never backward) and wakes anyone waiting on it.
     pub fn advance(&self, by: Duration) {
         let ms = by.num_milliseconds().max(0);
@@ -80,5 +97,18 @@ mod tests {
         assert!(rx.has_changed().unwrap());
         c.advance(Duration::seconds(-5));
         assert_eq!(c.now(), start + Duration::seconds(90));
+    }
+
+    #[test]
+    fn only_a_moved_or_manual_clock_pins_the_instant() {
+        let system = Clock::system();
+        assert_eq!(system.pinned(), None, "the database's clock decides");
+        system.advance(Duration::seconds(60));
+        let pinned = system.pinned().expect("an advanced clock is a test clock");
+        assert!(pinned >= Utc::now() + Duration::seconds(59));
+        let start = DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        assert_eq!(Clock::manual(start).pinned(), Some(start));
     }
 }

@@ -13,14 +13,15 @@
 //!   claims and acknowledgements, and the thin service that commits one
 //!   generation-fenced transaction per transition. The state table it
 //!   obeys is `app::route::machine`, shared with the browser.
-//! - [`scheduler`]: the durable timer loop over schedule rows and restart
+//! - [`scheduler`]: the durable timer loop over schedule rows (claimed, so
+//!   several servers on one PostgreSQL database share them) and restart
 //!   reconciliation.
 //! - [`circuits`]: shared resource circuits (pure core): which resource a
 //!   failure names, when it opens, the one probe, eligibility.
 //! - [`profiles`]: dynamic profiles — validation, legacy normalisation,
 //!   optimistic concurrency — over the store.
-//! - [`store`]: persistence behind one trait, SQLite and PostgreSQL from
-//!   the same SQL.
+//! - [`store`]: persistence behind one trait, SQLite (one server per file)
+//!   and PostgreSQL (any number of servers) from the same SQL.
 //! - [`http`]: the REST API and its OpenAPI document from one route list,
 //!   health probes, the Leptos pages, and [`http::Server`], the one place
 //!   a server is assembled.

@@ -66,7 +66,7 @@ pub enum Trigger {
     Success,
     /// The caller acknowledged delivery of a switch dispatch.
     SwitchAcknowledged,
-    /// A claimed dispatch was never acknowledged (lease expired or restart).
+    /// A claimed dispatch was not acknowledged before its lease ran out.
     AmbiguousDispatch,
 }
 

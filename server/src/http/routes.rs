@@ -262,8 +262,9 @@ pub async fn events(
                 }
                 _ = tx.closed() => return,
                 _ = signals.shutdown.cancelled() => return,
-                // Events committed by another process sharing the database.
-                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                // A fallback only: commits on every server sharing the
+                // database wake this stream through the relay at once.
+                _ = tokio::time::sleep(Duration::from_secs(5)) => {}
             }
         }
     });
@@ -285,7 +286,8 @@ pub struct ClockAnswer {
 }
 
 /// Move the clock forward (only with `serve --test-clock`), then fire
-/// everything due before answering.
+/// everything due and stop routes whose dispatch lease ran out before
+/// answering.
 #[utoipa::path(post, path = "/test/clock", tag = "test", request_body = AdvanceClock,
     responses((status = 200, body = ClockAnswer), (status = 403, body = ApiError)))]
 pub async fn advance_clock(
@@ -305,6 +307,7 @@ pub async fn advance_clock(
         (req.advance_seconds * 1000.0) as i64,
     ));
     let fired = s.routes.fire_due().await?;
+    s.routes.stop_ambiguous().await?;
     Ok(Json(ClockAnswer {
         now: s.clock.now(),
         fired,

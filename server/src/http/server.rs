@@ -1,6 +1,7 @@
 //! The one place a server is assembled: services reconciled after a
-//! restart, the timer loop, and HTTP with a graceful shutdown that also
-//! ends long polls, event streams and timers. `serve` (the command), the
+//! restart, the timer loop, the relay of other servers' commits (on a
+//! shared PostgreSQL database), and HTTP with a graceful shutdown that also
+//! ends long polls, event streams, the relay and timers. `serve` (the command), the
 //! test server and the benchmarks all start it this way.
 
 use super::{router, AppState, Setup};
@@ -17,19 +18,32 @@ use tokio::task::JoinHandle;
 pub struct Server {
     pub state: AppState,
     timers: JoinHandle<()>,
+    relay: Option<JoinHandle<()>>,
 }
 
 impl Server {
-    /// Reconciles what a restart left behind (ambiguous dispatches stop,
-    /// schedules that fell due fire), then starts the timer loop.
+    /// Starts hearing other servers' commits (PostgreSQL), reconciles what
+    /// a restart left behind (dispatches whose lease ran out stop, schedules
+    /// that fell due fire), then starts the timer loop.
     pub async fn start(state: AppState) -> crate::routes::Result<Server> {
+        let signals = state.routes.signals().clone();
+        // Listening first: a commit made while we reconcile still wakes us.
+        let relay = state
+            .store
+            .commit_listener()
+            .await?
+            .map(|listener| tokio::spawn(signals.relay(listener)));
         scheduler::reconcile(&state.routes).await?;
         let timers = tokio::spawn(scheduler::run(state.routes.clone(), state.store.clone()));
         tokio::spawn(crate::meters::upkeep(
             state.metrics.clone(),
             state.routes.signals().shutdown.clone(),
         ));
-        Ok(Server { state, timers })
+        Ok(Server {
+            state,
+            timers,
+            relay,
+        })
     }
 
     /// Serves HTTP on `listener` until `shutdown` resolves; in-flight
@@ -51,6 +65,9 @@ impl Server {
             .await;
         signals.shutdown.cancel();
         let _ = self.timers.await;
+        if let Some(relay) = self.relay {
+            let _ = relay.await;
+        }
         served
     }
 
@@ -58,6 +75,9 @@ impl Server {
     pub async fn stop(self) {
         self.state.routes.signals().shutdown.cancel();
         let _ = self.timers.await;
+        if let Some(relay) = self.relay {
+            let _ = relay.await;
+        }
     }
 }
 
@@ -67,6 +87,9 @@ pub async fn serve(
     args: ServeArgs,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    // Taken before anything is migrated or served, and held until this
+    // function returns: one server per SQLite file.
+    let _lock = store::server_lock(&args.database_url)?;
     let store = store::connect(&args.database_url).await.with_context(|| {
         format!(
             "cannot open the database at {}",

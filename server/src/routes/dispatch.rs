@@ -1,7 +1,9 @@
 //! Dispatches: claiming them with a lease (long-polling for one to come
 //! due), acknowledging delivery, and the ambiguity rule — a dispatch that
-//! was claimed but never acknowledged may or may not have reached the
-//! agent, so its route stops for a person and nothing is repeated.
+//! was claimed but not acknowledged within its lease may or may not have
+//! reached the agent, so its route stops for a person and nothing is
+//! repeated. Claims and lease expiry are judged in the database (its clock
+//! unless the test clock pins one), so every server sharing it agrees.
 
 use super::error::{Result, RouteError};
 use super::machine::{self, Trigger};
@@ -12,10 +14,14 @@ use crate::store::{ClaimFilter, Commit, DispatchRow};
 use app::ids::{Generation, RouteId};
 use app::policy::FieldError;
 use app::route::{event_kind, Dispatch, DispatchReason, DispatchState, RouteSnapshot, StopReason};
-use chrono::{DateTime, Utc};
 
 /// The most dispatches one claim hands out.
 const CLAIM_BATCH: i64 = 32;
+
+/// A long-polling claim looks at the database this often even when no
+/// wake-up came: a fallback, since commits on every server wake it (see
+/// [`super::signals`]); it only matters if an announcement was lost.
+const CLAIM_POLL: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Routes {
     pub(super) async fn claimed_dispatch(&self, route: &Route) -> Result<Option<DispatchRow>> {
@@ -60,19 +66,14 @@ impl Routes {
         // connection, not a recovery deadline.
         let give_up =
             tokio::time::Instant::now() + std::time::Duration::from_secs(req.wait_seconds as u64);
+        let lease_ms = req.lease_seconds as i64 * 1000;
         loop {
             let notified = self.signals.dispatches.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let now = self.now();
-            let lease_until = now + chrono::Duration::seconds(req.lease_seconds as i64);
             let rows = self
                 .store
-                .claim_dispatches(
-                    &filter,
-                    now.timestamp_millis(),
-                    lease_until.timestamp_millis(),
-                )
+                .claim_dispatches(&filter, self.pinned_ms(), lease_ms)
                 .await?;
             metrics::counter!(crate::meters::DISPATCHES_CLAIMED).increment(rows.len() as u64);
             if !rows.is_empty() || tokio::time::Instant::now() >= give_up {
@@ -81,9 +82,10 @@ impl Routes {
                     .map(|d| dispatch_to_wire(d).map_err(RouteError::Corrupt))
                     .collect();
             }
+            let poll = (tokio::time::Instant::now() + CLAIM_POLL).min(give_up);
             tokio::select! {
                 _ = notified => {}
-                _ = tokio::time::sleep_until(give_up) => {}
+                _ = tokio::time::sleep_until(poll) => {}
                 _ = self.signals.shutdown.cancelled() => return Ok(Vec::new()),
             }
         }
@@ -130,18 +132,14 @@ impl Routes {
             .await
     }
 
-    /// Claimed dispatches that were never acknowledged are ambiguous: the
-    /// prompt may or may not have reached the agent. Their routes stop for a
-    /// person; nothing is re-dispatched. With `lease_expired_before`, only
-    /// dispatches whose lease ran out; without, all (at start-up).
-    pub async fn stop_ambiguous(
-        &self,
-        lease_expired_before: Option<DateTime<Utc>>,
-    ) -> Result<usize> {
-        let claimed = self
-            .store
-            .claimed_dispatches(lease_expired_before.map(|t| t.timestamp_millis()))
-            .await?;
+    /// A claimed dispatch whose lease ran out unacknowledged is ambiguous:
+    /// the prompt may or may not have reached the agent. Its route stops
+    /// for a person; nothing is re-dispatched. Only the lease decides, not
+    /// a restart: a caller still within its lease may acknowledge while
+    /// servers restart around it. Any number of servers may run this at
+    /// once; the generation fence stops each route once.
+    pub async fn stop_ambiguous(&self) -> Result<usize> {
+        let claimed = self.store.expired_dispatches(self.pinned_ms()).await?;
         let mut stopped = 0;
         for d in claimed {
             let route = self.load(&RouteId(d.route_id.clone())).await?;

@@ -10,12 +10,13 @@
 //!   one fenced transaction per transition (create, failures, effects,
 //!   success, manual actions, firing schedules).
 //! - [`dispatch`]: claiming dispatches with a lease, acknowledging them,
-//!   and stopping routes whose dispatch became ambiguous.
+//!   and stopping routes whose dispatch lease ran out unacknowledged.
 //! - [`model`]: the typed route and its conversions to and from the stored
 //!   rows and the wire types (corrupt rows are errors, never defaults).
 //! - [`wire`]: request and answer bodies of the route API.
 //! - [`error`]: [`RouteError`], what the service answers instead of a route.
-//! - [`signals`]: the in-process wake-ups sent after each commit.
+//! - [`signals`]: the wake-ups sent after each commit — in-process, and
+//!   relayed from every server's commits on a shared PostgreSQL database.
 
 pub mod dispatch;
 pub mod error;

@@ -25,11 +25,27 @@ use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::route::{event_kind, Action, Attempt, PendingKind, RouteSnapshot, RouteState};
 use chrono::{DateTime, Utc};
+use futures::StreamExt;
 use std::sync::Arc;
 
 /// How often a change is planned again when a shared circuit moved under
 /// it (each time, another route's change committed: progress was made).
 const CIRCUIT_ATTEMPTS: usize = 8;
+
+/// How long a server holds the due schedules it claimed to fire. Firing a
+/// batch takes milliseconds; the claim only has to outlast a slow batch,
+/// and it is how long a crashed server's claimed schedules wait before
+/// another server takes them.
+pub const SCHEDULE_CLAIM: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Due schedules claimed at a time: small, so one server never hoards what
+/// the others could be firing.
+const FIRE_BATCH: i64 = 64;
+
+/// Claimed schedules fired at once. Each is its own fenced transaction
+/// on a different route; a few keep the database busy without starving
+/// requests of pool connections (16).
+const FIRE_CONCURRENCY: usize = 4;
 
 #[derive(Clone)]
 pub struct Routes {
@@ -39,6 +55,11 @@ pub struct Routes {
     catalogue: &'static Catalogue,
     unknown: UnknownLog,
     pub(super) signals: Arc<Signals>,
+    /// One firing pass at a time in this process: the test clock's
+    /// "fire everything due before answering" waits for a pass the timer
+    /// loop has under way instead of answering while its claims are still
+    /// being fired.
+    firing: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The shape of a transition about to be committed.
@@ -78,6 +99,7 @@ impl Routes {
             catalogue,
             unknown,
             signals,
+            firing: Arc::default(),
         }
     }
 
@@ -91,6 +113,12 @@ impl Routes {
 
     pub(super) fn now(&self) -> DateTime<Utc> {
         self.clock.now()
+    }
+
+    /// The instant due-ness and leases are judged at: `None` lets the
+    /// database's clock decide (see [`crate::clock::Clock::pinned`]).
+    pub(super) fn pinned_ms(&self) -> Option<i64> {
+        self.clock.pinned_ms()
     }
 
     pub async fn load(&self, id: &RouteId) -> Result<Route> {
@@ -154,13 +182,11 @@ impl Routes {
         let has_dispatch = change.commit.dispatch.is_some();
         let event_id = self.store.commit(&change.commit).await?;
         crate::meters::committed(&change.commit);
-        if has_schedule {
-            self.signals.schedules.notify_one();
-        }
-        if has_dispatch {
-            self.signals.dispatches.notify_waiters();
-        }
-        let _ = self.signals.events.send(event_id);
+        self.signals.announce(crate::store::Announcement {
+            event_id,
+            schedule: has_schedule,
+            dispatch: has_dispatch,
+        });
         metrics::counter!(crate::meters::ROUTE_TRANSITIONS, "kind" => kind.to_string())
             .increment(1);
         Ok(snapshot)
@@ -671,21 +697,52 @@ impl Routes {
         Ok(moved)
     }
 
-    /// Fires every schedule due now; answers how many dispatched.
+    /// Fires every schedule due now that no other server is firing;
+    /// answers how many dispatched, or the first failure. Schedules are
+    /// claimed a batch at a time (see [`SCHEDULE_CLAIM`]); one that fails
+    /// to fire stays claimed until its claim runs out, then any server
+    /// tries it again — the rest of its batch is fired meanwhile, so one
+    /// bad row never holds up the others.
     pub async fn fire_due(&self) -> Result<usize> {
+        let _one_pass = self.firing.lock().await;
+        let claim_ms = SCHEDULE_CLAIM.as_millis() as i64;
         let mut fired = 0;
         loop {
             let due = self
                 .store
-                .due_schedules(self.now().timestamp_millis(), 256)
+                .claim_due_schedules(self.pinned_ms(), claim_ms, FIRE_BATCH)
                 .await?;
             if due.is_empty() {
                 return Ok(fired);
             }
-            for s in &due {
-                if self.fire(s).await? {
-                    fired += 1;
+            // Several at once: each firing is a few round trips and a
+            // commit, so a server that fires one at a time mostly waits.
+            // (Owned values: a stream of futures borrowing `self` and the
+            // batch trips the compiler's `Send` inference in handlers.)
+            let outcomes: Vec<(ScheduleRow, Result<bool>)> = futures::stream::iter(due)
+                .map(|s| {
+                    let routes = self.clone();
+                    async move {
+                        let outcome = routes.fire(&s).await;
+                        (s, outcome)
+                    }
+                })
+                .buffer_unordered(FIRE_CONCURRENCY)
+                .collect()
+                .await;
+            let mut failed = None;
+            for (s, outcome) in outcomes {
+                match outcome {
+                    Ok(true) => fired += 1,
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!(schedule = %s.id, error = %e, "a due schedule did not fire; it is tried again when its claim runs out");
+                        failed.get_or_insert(e);
+                    }
                 }
+            }
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
     }

@@ -2,13 +2,26 @@
 //! same transaction as the transition that needs them; this loop only reads
 //! them. It sleeps until the earliest deadline, a new schedule, a move of
 //! the test clock, or shutdown — and never longer than [`POLL`], so a
-//! schedule written by another process is found too. Firing goes through
+//! schedule whose announcement was lost is found too. Firing goes through
 //! the route service, fenced by the schedule's generation.
 //!
-//! Restart reconciliation: armed schedules need nothing (they are rows, so
-//! the loop picks them up); pending dispatches stay claimable (they were
-//! provably never handed out); claimed but unacknowledged dispatches are
-//! ambiguous and their routes stop for a person.
+//! Several servers may run this loop on one PostgreSQL database. Each
+//! claims the due schedules it fires (skipping those another server is
+//! claiming, so none is fired twice at once), the database's clock decides
+//! what is due, and a schedule armed on any server wakes every loop
+//! (`LISTEN/NOTIFY`, see [`crate::routes::Signals::relay`]). A server that
+//! dies holding claims loses them when they run out
+//! ([`crate::routes::service::SCHEDULE_CLAIM`]) and the others fire them;
+//! the generation fence keeps every firing to one dispatch whatever the
+//! timing.
+//!
+//! Restart reconciliation is nothing special: armed schedules are rows, so
+//! the loop picks them up; pending dispatches stay claimable (they were
+//! provably never handed out); a claimed dispatch stays claimed while its
+//! lease lasts — its caller may still acknowledge it, even while servers
+//! restart one by one — and becomes ambiguous, stopping its route for a
+//! person, only when the lease runs out unacknowledged. Whichever server
+//! notices first stops the route, once.
 
 use crate::routes::Routes;
 use std::time::Duration;
@@ -19,13 +32,15 @@ pub const POLL: Duration = Duration::from_secs(1);
 /// How often expired dispatch leases are looked for.
 const LEASE_CHECK: Duration = Duration::from_secs(1);
 
-/// Restart reconciliation; answers how many routes stopped as ambiguous.
+/// What a (re)start catches up on before serving: dispatches whose lease
+/// ran out while no server was looking stop their routes, and schedules
+/// that fell due fire. Answers how many routes stopped as ambiguous.
 pub async fn reconcile(routes: &Routes) -> crate::routes::Result<usize> {
-    let stopped = routes.stop_ambiguous(None).await?;
+    let stopped = routes.stop_ambiguous().await?;
     if stopped > 0 {
         tracing::warn!(
             stopped,
-            "claimed but unacknowledged dispatches found at start-up: their routes need a person"
+            "dispatches whose lease ran out unacknowledged: their routes need a person"
         );
     }
     routes.fire_due().await?;
@@ -53,11 +68,11 @@ pub async fn run(routes: Routes, store: crate::store::DynStore) {
         }
         if last_lease_check.elapsed() >= LEASE_CHECK {
             last_lease_check = tokio::time::Instant::now();
-            if let Err(e) = routes.stop_ambiguous(Some(clock.now())).await {
+            if let Err(e) = routes.stop_ambiguous().await {
                 tracing::error!(error = %e, "checking dispatch leases failed; will retry");
             }
         }
-        let sleep = match store.next_deadline().await {
+        let sleep = match store.next_deadline(clock.pinned_ms()).await {
             Ok(Some(deadline)) => {
                 let ms = (deadline - clock.now_ms()).max(0) as u64;
                 Duration::from_millis(ms).min(POLL)

@@ -5,18 +5,29 @@
 //! The store knows rows, not rules: it never validates a policy. What it
 //! guarantees is atomicity (each method is one transaction) and fencing
 //! (`revision` compare-and-swap on profiles).
+//!
+//! Several servers may share one PostgreSQL database (SQLite has one
+//! server per file, see [`ServerLock`]). For them the store also owns what
+//! must be decided in the database rather than in a process: due schedules
+//! and pending dispatches are claimed in one statement that skips rows
+//! another transaction holds (`FOR UPDATE SKIP LOCKED`), so no two servers
+//! take the same one; due-ness and lease expiry are judged by the
+//! database's clock unless the caller pins an instant (the test clock, see
+//! [`crate::clock::Clock::pinned`]); and every commit announces itself
+//! (`NOTIFY`, read back through [`CommitListener`]) so waiters on every
+//! server wake at once instead of at their next poll.
 
 mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
 
-pub use postgres::PgStore;
+pub use postgres::{CommitListener, Heard, PgStore};
 pub use rows::{
-    AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow,
-    EventRow, RouteFilter, RouteRow, ScheduleRow, StateCounts, UnknownRow,
+    Announcement, AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit,
+    DispatchRow, EventRow, RouteFilter, RouteRow, ScheduleRow, StateCounts, UnknownRow,
 };
-pub use sqlite::SqliteStore;
+pub use sqlite::{LockError, ServerLock, SqliteStore};
 
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -150,34 +161,48 @@ pub trait Store: Send + Sync + 'static {
     /// A route's attempts, newest first.
     async fn list_attempts(&self, route_id: &str) -> Result<Vec<AttemptRow>>;
 
-    /// Armed schedules due at `now_ms`, earliest first.
+    /// Armed schedules due at `now_ms`, earliest first, whoever holds them.
     async fn due_schedules(&self, now_ms: i64, limit: i64) -> Result<Vec<ScheduleRow>>;
 
-    /// The earliest armed deadline.
-    async fn next_deadline(&self) -> Result<Option<i64>>;
+    /// Claims up to `limit` armed schedules due at `at_ms` (`None`: by the
+    /// database's own clock) that nobody holds, for `claim_ms`, earliest
+    /// first, in one statement; rows another transaction is claiming are
+    /// skipped (`FOR UPDATE SKIP LOCKED` on PostgreSQL), so several servers
+    /// never fire one schedule at once. A claim that runs out (its holder
+    /// crashed) makes the schedule claimable again.
+    async fn claim_due_schedules(
+        &self,
+        at_ms: Option<i64>,
+        claim_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<ScheduleRow>>;
+
+    /// When something may next be ready to fire, seen at `at_ms` (`None`:
+    /// the database's clock): the earliest future deadline, or the end of
+    /// the earliest claim on a schedule already due (another server is
+    /// firing it; if that server died, its claim runs out then).
+    async fn next_deadline(&self, at_ms: Option<i64>) -> Result<Option<i64>>;
 
     /// Voids an armed schedule whose route moved on.
     async fn void_schedule(&self, id: &str) -> Result<()>;
 
     async fn count_schedules(&self, state: &str) -> Result<i64>;
 
-    /// Claims pending dispatches (oldest first) with a lease, atomically:
-    /// two claimers never get the same dispatch.
+    /// Claims pending dispatches (oldest first) with a lease of `lease_ms`
+    /// from `at_ms` (`None`: the database's clock), atomically: two
+    /// claimers, in this process or another, never get the same dispatch.
     async fn claim_dispatches(
         &self,
         filter: &ClaimFilter,
-        now_ms: i64,
-        lease_until_ms: i64,
+        at_ms: Option<i64>,
+        lease_ms: i64,
     ) -> Result<Vec<DispatchRow>>;
 
     async fn get_dispatch(&self, id: &str) -> Result<Option<DispatchRow>>;
 
-    /// Claimed, unacknowledged dispatches; with a time, only those whose
-    /// lease ended before it.
-    async fn claimed_dispatches(
-        &self,
-        lease_expired_before: Option<i64>,
-    ) -> Result<Vec<DispatchRow>>;
+    /// Claimed, unacknowledged dispatches whose lease ended before `at_ms`
+    /// (`None`: the database's clock), oldest first.
+    async fn expired_dispatches(&self, at_ms: Option<i64>) -> Result<Vec<DispatchRow>>;
 
     async fn list_dispatches(&self, route_id: &str) -> Result<Vec<DispatchRow>>;
 
@@ -203,9 +228,25 @@ pub trait Store: Send + Sync + 'static {
     /// Circuit events after `after_id`, oldest first.
     async fn circuit_events_after(&self, after_id: i64, limit: i64)
         -> Result<Vec<CircuitEventRow>>;
+
+    /// What every process on this database commits, as it commits
+    /// (PostgreSQL: `LISTEN`); `None` on SQLite, whose one server wakes its
+    /// waiters in-process.
+    async fn commit_listener(&self) -> Result<Option<CommitListener>>;
 }
 
 pub type DynStore = Arc<dyn Store>;
+
+/// What a server holds while it serves the database `url` names: on
+/// SQLite, the file's [`ServerLock`] (a second server is refused); on
+/// PostgreSQL nothing, since any number of servers may share one database.
+pub fn server_lock(url: &str) -> Result<Option<ServerLock>, LockError> {
+    if url.starts_with("sqlite:") {
+        ServerLock::acquire(url)
+    } else {
+        Ok(None)
+    }
+}
 
 /// Opens (creating an SQLite file and its directory when needed) and
 /// migrates the database a URL names.

@@ -1,9 +1,16 @@
-//! PostgreSQL: for shared deployments (`DATABASE_URL=postgres://…`).
+//! PostgreSQL: for shared deployments (`DATABASE_URL=postgres://…`),
+//! where several servers may share one database. Claims skip rows another
+//! server's transaction holds (`FOR UPDATE SKIP LOCKED`), the database's
+//! `now()` decides due-ness, and each commit `NOTIFY`s the
+//! [`CHANNEL`] so every server's [`CommitListener`] hears it.
 
-use super::{sql::impl_store, Engine, Result};
-use sqlx::postgres::PgPoolOptions;
+use super::{sql::impl_store, Announcement, Engine, Result};
+use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::PgPool;
 use std::time::Duration;
+
+/// The `LISTEN`/`NOTIFY` channel commits are announced on.
+pub const CHANNEL: &str = "kandev_recovery_commits";
 
 pub struct PgStore {
     pub(crate) pool: PgPool,
@@ -33,6 +40,46 @@ impl PgStore {
     pub(crate) async fn writer(&self) -> Option<()> {
         None
     }
+
+    /// A listener on [`CHANNEL`], on a connection of its own from the pool.
+    pub(crate) async fn listener(&self) -> Result<Option<CommitListener>> {
+        let mut listener = PgListener::connect_with(&self.pool).await?;
+        listener.listen(CHANNEL).await?;
+        Ok(Some(CommitListener { listener }))
+    }
+}
+
+/// What a [`CommitListener`] heard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard {
+    /// A server (this one or another) committed a transition.
+    Commit(Announcement),
+    /// The connection was lost and is back: announcements made meanwhile
+    /// are gone, so whoever waits should look at the database again.
+    Reconnected,
+}
+
+/// Commits announced on the database by every server sharing it.
+pub struct CommitListener {
+    listener: PgListener,
+}
+
+impl CommitListener {
+    /// The next announcement. A lost connection is re-established before
+    /// this answers [`Heard::Reconnected`]; an error means it could not be
+    /// yet (the next call tries again).
+    pub async fn recv(&mut self) -> Result<Heard> {
+        loop {
+            match self.listener.try_recv().await? {
+                None => return Ok(Heard::Reconnected),
+                Some(n) => match Announcement::parse(n.payload()) {
+                    Some(a) => return Ok(Heard::Commit(a)),
+                    // Not ours (another tool on the channel): nothing to wake.
+                    None => tracing::debug!(payload = n.payload(), "ignored a notification"),
+                },
+            }
+        }
+    }
 }
 
 impl_store!(
@@ -42,5 +89,23 @@ impl_store!(
     // One transaction-scoped lock serialises event inserts so ids commit
     // in order; the stream never skips an id that commits late.
     order_events = "SELECT pg_advisory_xact_lock(7261001)",
-    skip_locked = "FOR UPDATE SKIP LOCKED"
+    skip_locked = "FOR UPDATE SKIP LOCKED",
+    // `now()` is the transaction's start: one instant per statement here.
+    db_now = "(FLOOR(EXTRACT(EPOCH FROM now()) * 1000))::BIGINT",
+    // Names CHANNEL (a macro argument must be a literal; a test checks it).
+    notify = "SELECT pg_notify('kandev_recovery_commits', $1)"
 );
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn commits_are_announced_on_the_channel_listened_to() {
+        let source = include_str!("postgres.rs");
+        let quoted = format!("pg_notify('{}', $1)", super::CHANNEL);
+        assert!(
+            source.contains(&quoted),
+            "the notify statement names {}",
+            super::CHANNEL
+        );
+    }
+}

@@ -213,3 +213,65 @@ pub struct StateCounts {
     pub schedules: Vec<(String, i64)>,
     pub dispatches: Vec<(String, i64)>,
 }
+
+/// What a committed transition tells every server on the database
+/// (PostgreSQL `NOTIFY`, sent inside the transaction so it is delivered
+/// if and only if the commit happened): which event it wrote, and whether
+/// it armed a schedule or made a dispatch claimable, so each server wakes
+/// only the waiters concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Announcement {
+    pub event_id: i64,
+    pub schedule: bool,
+    pub dispatch: bool,
+}
+
+impl Announcement {
+    /// `<event id> <s|-><d|->`: a short, fixed shape.
+    pub fn payload(&self) -> String {
+        format!(
+            "{} {}{}",
+            self.event_id,
+            if self.schedule { 's' } else { '-' },
+            if self.dispatch { 'd' } else { '-' }
+        )
+    }
+
+    /// The inverse of [`Announcement::payload`]; `None` for anything else.
+    pub fn parse(payload: &str) -> Option<Announcement> {
+        let (id, flags) = payload.split_once(' ')?;
+        let event_id = id.parse().ok()?;
+        let (schedule, dispatch) = match flags {
+            "--" => (false, false),
+            "s-" => (true, false),
+            "-d" => (false, true),
+            "sd" => (true, true),
+            _ => return None,
+        };
+        Some(Announcement {
+            event_id,
+            schedule,
+            dispatch,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Announcement;
+
+    #[test]
+    fn announcements_round_trip_and_reject_anything_else() {
+        for (schedule, dispatch) in [(false, false), (true, false), (false, true), (true, true)] {
+            let a = Announcement {
+                event_id: 42,
+                schedule,
+                dispatch,
+            };
+            assert_eq!(Announcement::parse(&a.payload()), Some(a));
+        }
+        for bad in ["", "42", "x s-", "42 sx", "42 s-d", "42  s-"] {
+            assert_eq!(Announcement::parse(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -81,9 +81,13 @@ pub(crate) use bind_route;
 /// failing on a lock upgrade); `$order_events` runs before an event insert
 /// so event ids commit in id order (PostgreSQL sequences do not otherwise
 /// guarantee that, and the event stream resumes by id); `$skip_locked`
-/// ends the dispatch-claim subquery.
+/// ends the schedule- and dispatch-claim subqueries; `$db_now` is the
+/// database's clock in UTC ms (what decides due-ness when no instant is
+/// pinned); `$notify`, when not empty, announces a commit to every server
+/// on the database, inside the transaction (bound to the
+/// [`Announcement`](super::Announcement) payload).
 macro_rules! impl_store {
-    ($store:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr) => {
+    ($store:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr, db_now = $db_now:expr, notify = $notify:expr) => {
         #[async_trait::async_trait]
         impl $crate::store::Store for $store {
             fn engine(&self) -> $crate::store::Engine {
@@ -573,6 +577,15 @@ macro_rules! impl_store {
                 .bind(route.updated_at)
                 .fetch_one(&mut *tx)
                 .await?;
+                let notify: &str = $notify;
+                if !notify.is_empty() {
+                    let announcement = $crate::store::Announcement {
+                        event_id,
+                        schedule: c.schedule.is_some(),
+                        dispatch: c.dispatch.is_some(),
+                    };
+                    sqlx::query(notify).bind(announcement.payload()).execute(&mut *tx).await?;
+                }
                 tx.commit().await?;
                 Ok(event_id)
             }
@@ -633,8 +646,70 @@ macro_rules! impl_store {
                 .await?)
             }
 
-            async fn next_deadline(&self) -> $crate::store::Result<Option<i64>> {
-                Ok(sqlx::query_scalar("SELECT MIN(deadline) FROM schedules WHERE state = 'armed'")
+            async fn claim_due_schedules(
+                &self,
+                at_ms: Option<i64>,
+                claim_ms: i64,
+                limit: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::ScheduleRow>> {
+                // Most looks find nothing due: answer those with a read,
+                // without a write transaction (SQLite's one write lock; a
+                // read-only database still starts and serves reads).
+                let due = format!(
+                    "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
+                     SELECT COUNT(*) FROM (SELECT 1 FROM schedules WHERE state = 'armed' \
+                     AND deadline <= (SELECT at_ms FROM clock) \
+                     AND (claimed_until IS NULL OR claimed_until <= (SELECT at_ms FROM clock)) \
+                     LIMIT 1) AS due",
+                    now = $db_now
+                );
+                let any: i64 = sqlx::query_scalar(due.as_str())
+                    .bind(at_ms)
+                    .fetch_one(&self.pool)
+                    .await?;
+                if any == 0 {
+                    return Ok(Vec::new());
+                }
+                // One instant for the whole statement, from the caller or the database.
+                let sql = format!(
+                    "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
+                     UPDATE schedules SET claimed_until = (SELECT at_ms FROM clock) + $2 \
+                     WHERE id IN (SELECT id FROM schedules WHERE state = 'armed' \
+                     AND deadline <= (SELECT at_ms FROM clock) \
+                     AND (claimed_until IS NULL OR claimed_until <= (SELECT at_ms FROM clock)) \
+                     ORDER BY deadline, id LIMIT $3 {skip}) RETURNING {columns}",
+                    now = $db_now,
+                    skip = $skip_locked,
+                    columns = $crate::store::sql::SCHEDULE_COLUMNS
+                );
+                let _writer = self.writer().await;
+                let mut tx = self.pool.begin_with($begin).await?;
+                let mut rows: Vec<$crate::store::ScheduleRow> = sqlx::query_as(sql.as_str())
+                    .bind(at_ms)
+                    .bind(claim_ms)
+                    .bind(limit)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                rows.sort_by(|a, b| (a.deadline, &a.id).cmp(&(b.deadline, &b.id)));
+                Ok(rows)
+            }
+
+            async fn next_deadline(&self, at_ms: Option<i64>) -> $crate::store::Result<Option<i64>> {
+                // Two index range reads (future deadlines; claims on due
+                // rows) rather than one scan of every armed schedule.
+                let sql = format!(
+                    "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
+                     SELECT MIN(t) FROM ( \
+                     SELECT MIN(deadline) AS t FROM schedules \
+                     WHERE state = 'armed' AND deadline > (SELECT at_ms FROM clock) \
+                     UNION ALL \
+                     SELECT MIN(COALESCE(claimed_until, deadline)) AS t FROM schedules \
+                     WHERE state = 'armed' AND deadline <= (SELECT at_ms FROM clock)) AS next",
+                    now = $db_now
+                );
+                Ok(sqlx::query_scalar(sql.as_str())
+                    .bind(at_ms)
                     .fetch_one(&self.pool)
                     .await?)
             }
@@ -658,24 +733,27 @@ macro_rules! impl_store {
             async fn claim_dispatches(
                 &self,
                 f: &$crate::store::ClaimFilter,
-                now_ms: i64,
-                lease_until_ms: i64,
+                at_ms: Option<i64>,
+                lease_ms: i64,
             ) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
                 let route = f.route_id.clone().unwrap_or_default();
                 let caller = f.caller_kind.clone().unwrap_or_default();
                 let sql = format!(
-                    "UPDATE dispatches SET state = 'claimed', claimed_at = $1, lease_until = $2 \
+                    "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
+                     UPDATE dispatches SET state = 'claimed', claimed_at = (SELECT at_ms FROM clock), \
+                     lease_until = (SELECT at_ms FROM clock) + $2 \
                      WHERE id IN (SELECT id FROM dispatches WHERE state = 'pending' \
                      AND ($3 = '' OR route_id = $4) AND ($5 = '' OR caller_kind = $6) \
-                     ORDER BY created_at, id LIMIT $7 {}) RETURNING {}",
-                    $skip_locked,
-                    $crate::store::sql::DISPATCH_COLUMNS
+                     ORDER BY created_at, id LIMIT $7 {skip}) RETURNING {columns}",
+                    now = $db_now,
+                    skip = $skip_locked,
+                    columns = $crate::store::sql::DISPATCH_COLUMNS
                 );
                 let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 let mut rows: Vec<$crate::store::DispatchRow> = sqlx::query_as(sql.as_str())
-                    .bind(now_ms)
-                    .bind(lease_until_ms)
+                    .bind(at_ms)
+                    .bind(lease_ms)
                     .bind(&route)
                     .bind(&route)
                     .bind(&caller)
@@ -695,20 +773,21 @@ macro_rules! impl_store {
                     .await?)
             }
 
-            async fn claimed_dispatches(
+            async fn expired_dispatches(
                 &self,
-                lease_expired_before: Option<i64>,
+                at_ms: Option<i64>,
             ) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
-                Ok(sqlx::query_as(
+                let sql = format!(
+                    "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) {}",
                     $crate::store::sql::select_dispatches(
-                        "WHERE state = 'claimed' AND ($1 < 0 OR lease_until < $2) ORDER BY created_at, id",
-                    )
-                    .as_str(),
-                )
-                .bind(lease_expired_before.unwrap_or(-1))
-                .bind(lease_expired_before.unwrap_or(-1))
-                .fetch_all(&self.pool)
-                .await?)
+                        "WHERE state = 'claimed' AND lease_until < (SELECT at_ms FROM clock) ORDER BY created_at, id",
+                    ),
+                    now = $db_now
+                );
+                Ok(sqlx::query_as(sql.as_str())
+                    .bind(at_ms)
+                    .fetch_all(&self.pool)
+                    .await?)
             }
 
             async fn list_dispatches(&self, route_id: &str) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
@@ -789,6 +868,10 @@ macro_rules! impl_store {
                 .bind(limit)
                 .fetch_all(&self.pool)
                 .await?)
+            }
+
+            async fn commit_listener(&self) -> $crate::store::Result<Option<$crate::store::CommitListener>> {
+                self.listener().await
             }
         }
     };

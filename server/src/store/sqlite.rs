@@ -1,4 +1,13 @@
-//! SQLite: the default engine, one file under `./data/`.
+//! SQLite: the default engine, one file under `./data/`, for one server.
+//!
+//! SQLite is the single-instance embedded engine: the timer loop, dispatch
+//! long polls and event streams of a server are woken in-process, so a
+//! second server on the same file would miss the first one's wake-ups
+//! and race it for every schedule. [`ServerLock`] refuses that second
+//! server at start (several instances share one PostgreSQL database
+//! instead). The lock is an advisory `flock` on a file beside the
+//! database, not SQLite's exclusive locking mode: short-lived commands
+//! that open the database while a server runs keep working.
 
 use super::{sql::impl_store, Engine, Result, StoreError};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
@@ -56,6 +65,83 @@ impl SqliteStore {
     pub(crate) async fn writer(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         Some(self.writer.lock().await)
     }
+
+    /// One server per file, so its own in-process wake-ups are all there is.
+    pub(crate) async fn listener(&self) -> Result<Option<super::CommitListener>> {
+        Ok(None)
+    }
+}
+
+/// Held by a running server for as long as it serves an SQLite file; the
+/// operating system releases it when the process ends, however it ends
+/// (kill -9 included), so a crash never leaves a stale lock behind.
+#[derive(Debug)]
+pub struct ServerLock {
+    _lock: nix::fcntl::Flock<std::fs::File>,
+    pub path: std::path::PathBuf,
+}
+
+/// Why a server may not serve an SQLite file.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "another kandev-recovery server is already serving the SQLite database {} (it holds {}). \
+         SQLite is the single-instance embedded engine: one server per file. To run several \
+         instances, point all of them at one PostgreSQL database (DATABASE_URL=postgres://…); \
+         see \"Running several instances\" in the README",
+        db.display(),
+        lock.display()
+    )]
+    Held {
+        db: std::path::PathBuf,
+        lock: std::path::PathBuf,
+    },
+    #[error("cannot take the server lock {}: {error}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
+    #[error("bad SQLite URL `{0}`")]
+    BadUrl(String),
+}
+
+impl ServerLock {
+    /// Takes the server lock of the SQLite file `url` names (creating the
+    /// lock file and its directory if needed); `None` for an in-memory
+    /// database. A second server on the same file is refused with an error
+    /// that says why and what to use instead.
+    pub fn acquire(url: &str) -> Result<Option<ServerLock>, LockError> {
+        let options =
+            SqliteConnectOptions::from_str(url).map_err(|_| LockError::BadUrl(url.to_string()))?;
+        let db = options.get_filename();
+        if db.as_os_str().is_empty() || db.as_os_str() == ":memory:" {
+            return Ok(None);
+        }
+        let mut name = db.as_os_str().to_owned();
+        name.push(".lock");
+        let path = std::path::PathBuf::from(name);
+        let io = |error| LockError::Io {
+            path: path.clone(),
+            error,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => Ok(Some(ServerLock { _lock: lock, path })),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(LockError::Held {
+                db: db.to_path_buf(),
+                lock: path,
+            }),
+            Err((_, errno)) => Err(io(std::io::Error::from(errno))),
+        }
+    }
 }
 
 impl_store!(
@@ -63,5 +149,9 @@ impl_store!(
     Engine::Sqlite,
     begin = "BEGIN IMMEDIATE",
     order_events = "",
-    skip_locked = ""
+    // One writer at a time already: nothing to skip.
+    skip_locked = "",
+    // 'now' is fixed for the duration of one statement.
+    db_now = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+    notify = ""
 );

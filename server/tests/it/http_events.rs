@@ -4,7 +4,10 @@ use crate::support::{overloaded, policy, Engine, TestServer};
 use serde_json::{json, Value};
 
 /// Reads server-sent events until `n` have arrived: (id, kind, data).
-async fn read_events(resp: &mut reqwest::Response, n: usize) -> Vec<(i64, String, Value)> {
+pub(crate) async fn read_events(
+    resp: &mut reqwest::Response,
+    n: usize,
+) -> Vec<(i64, String, Value)> {
     let mut buf = String::new();
     let mut out = Vec::new();
     while out.len() < n {

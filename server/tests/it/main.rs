@@ -8,6 +8,11 @@
 //! (`on_both_engines!`); PostgreSQL is expected at TEST_POSTGRES_URL
 //! (default postgres://postgres@127.0.0.1:5432/test).
 //!
+//! `instances`: several processes of the real binary on one PostgreSQL
+//! database (10,000 schedules through a kill -9, a rolling restart,
+//! commits waking streams and claims on another server), and the refusal
+//! of a second server on one SQLite file.
+//!
 //! `agents_*`: the real agent CLIs (installed by scripts/setup into
 //! server/tests/agents) against `fake_provider` on 127.0.0.1.
 
@@ -28,6 +33,7 @@ mod fake_provider;
 mod http_events;
 mod http_metrics;
 mod http_profiles;
+mod instances;
 mod routes_attempts;
 mod routes_circuits;
 mod routes_corrupt;

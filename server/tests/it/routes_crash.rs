@@ -1,7 +1,12 @@
 //! Crash safety: kill -9 the real binary with armed, claimed and
 //! acknowledged schedules, restart it on the same database, and check that
-//! armed schedules re-arm, claimed-but-unacknowledged dispatches stop their
-//! routes, nothing is dispatched twice and nothing is lost.
+//! armed schedules re-arm, a claim still within its lease survives the
+//! restart (its caller acknowledges it afterwards), a claim whose lease
+//! ran out unacknowledged stops its route once, nothing is dispatched
+//! twice and nothing is lost.
+//!
+//! The restart itself stops nothing: a dispatch is ambiguous because its
+//! lease ran out unacknowledged, not because some server restarted.
 
 use crate::support::{overloaded, policy, Api, Engine, TestDb};
 use serde_json::Value;
@@ -40,7 +45,9 @@ async fn spawn(db_url: &str) -> Server {
         .spawn()
         .expect("start kandev-recovery");
     let api = Api::new(format!("http://127.0.0.1:{port}"));
-    for _ in 0..200 {
+    // A debug build builds its catalogue for seconds at start; more on a
+    // busy machine.
+    for _ in 0..600 {
         if let Ok(r) = reqwest::get(format!("{}/readyz", api.base)).await {
             if r.status().is_success() {
                 return Server { child, api };
@@ -57,6 +64,16 @@ async fn fail(api: &Api, route: &Value) -> Value {
     api.fail(route, overloaded()).await["route"].clone()
 }
 
+async fn ambiguous_events(db: &TestDb, route_id: &str) -> usize {
+    db.store
+        .events_after(0, Some(route_id), 1_000)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind == "route.ambiguous")
+        .count()
+}
+
 async fn crash_and_restart(engine: Engine) {
     let db = TestDb::new(engine).await;
     let mut first = spawn(&db.url).await;
@@ -68,15 +85,20 @@ async fn crash_and_restart(engine: Engine) {
         .profile(&[("Fast", policy(1, 1, 0, "stop"), policy(0, 0, 0, "stop"))])
         .await;
     let armed = api.route(&slow, "kanban").await;
-    let claimed = api.route(&fast, "kanban").await;
+    let leased = api.route(&fast, "kanban").await;
+    let expiring = api.route(&fast, "utility").await;
     let acked = api.route(&fast, "office").await;
     let unclaimed = api.route(&fast, "workflow").await;
-    for r in [&armed, &claimed, &acked, &unclaimed] {
+    for r in [&armed, &leased, &expiring, &acked, &unclaimed] {
         assert_eq!(fail(api, r).await["state"], "retry_wait");
     }
     api.advance(2.0).await;
     let id = |r: &Value| r["id"].as_str().unwrap().to_string();
-    assert_eq!(api.claim(&id(&claimed)).await.len(), 1);
+    // A runner that will outlive the server, within a ten-minute lease…
+    let held = api.claim_leased(&id(&leased), 600, 0).await;
+    assert_eq!(held.len(), 1);
+    // …and one that dies with it, on a five-second lease.
+    assert_eq!(api.claim_leased(&id(&expiring), 5, 0).await.len(), 1);
     let acked_route = api.deliver(&id(&acked)).await;
     assert_eq!(acked_route["state"], "retrying");
     let armed_before = api.snapshot(&id(&armed)).await;
@@ -93,14 +115,30 @@ async fn crash_and_restart(engine: Engine) {
         (a["state"].as_str(), &a["pending"]),
         (Some("retry_wait"), &armed_before["pending"])
     );
-    // Claimed but never acknowledged: ambiguous, stopped for a person.
-    let b = api.snapshot(&id(&claimed)).await;
+    // Claimed and still within its lease: the restart did not stop it, and
+    // its caller acknowledges now.
+    let b = api.snapshot(&id(&leased)).await;
     assert_eq!(
-        (b["state"].as_str(), b["reason"].as_str()),
+        (b["state"].as_str(), &b["reason"]),
+        (Some("retrying"), &Value::Null),
+        "a restart does not stop a dispatch whose lease still runs: {b}"
+    );
+    let (status, b) = api.ack(&held[0]).await;
+    assert_eq!(
+        (status, b["state"].as_str()),
+        (200, Some("retrying")),
+        "{b}"
+    );
+    // Claimed and never acknowledged: once its lease has run out it is
+    // ambiguous, stopped for a person, once, and never re-offered.
+    api.advance(10.0).await;
+    let e = api.snapshot(&id(&expiring)).await;
+    assert_eq!(
+        (e["state"].as_str(), e["reason"].as_str()),
         (Some("action_required"), Some("ambiguous_dispatch"))
     );
     assert!(
-        api.claim(&id(&claimed)).await.is_empty(),
+        api.claim(&id(&expiring)).await.is_empty(),
         "an ambiguous dispatch is never re-offered"
     );
     // Acknowledged: unchanged.
@@ -117,8 +155,17 @@ async fn crash_and_restart(engine: Engine) {
     assert_eq!(api.claim(&id(&armed)).await.len(), 1);
     assert!(api.claim(&id(&armed)).await.is_empty());
 
+    // The acknowledged-within-lease route never went ambiguous; the
+    // expired one did, exactly once.
+    assert_eq!(ambiguous_events(&db, &id(&leased)).await, 0);
+    assert_eq!(
+        api.snapshot(&id(&leased)).await["state"],
+        "retrying",
+        "an acknowledged dispatch's lease running out later changes nothing"
+    );
+    assert_eq!(ambiguous_events(&db, &id(&expiring)).await, 1);
     // Nothing was dispatched twice.
-    for r in [&armed, &claimed, &acked, &unclaimed] {
+    for r in [&armed, &leased, &expiring, &acked, &unclaimed] {
         let ds = db.store.list_dispatches(&id(r)).await.unwrap();
         assert_eq!(ds.len(), 1, "{}: {ds:?}", r["id"]);
     }

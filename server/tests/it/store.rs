@@ -184,7 +184,7 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         vec![schedule.clone()]
     );
     assert!(s.due_schedules(6_999, 10).await.unwrap().is_empty());
-    assert_eq!(s.next_deadline().await.unwrap(), Some(7_000));
+    assert_eq!(s.next_deadline(Some(0)).await.unwrap(), Some(7_000));
 
     // A stale generation writes nothing at all.
     let stale = s
@@ -246,19 +246,22 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         caller_kind: None,
         limit: 10,
     };
-    let claimed = s.claim_dispatches(&filter, 8_000, 68_000).await.unwrap();
+    let claimed = s
+        .claim_dispatches(&filter, Some(8_000), 60_000)
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(
         (claimed[0].state.as_str(), claimed[0].lease_until),
         ("claimed", Some(68_000))
     );
     assert!(s
-        .claim_dispatches(&filter, 8_000, 68_000)
+        .claim_dispatches(&filter, Some(8_000), 60_000)
         .await
         .unwrap()
         .is_empty());
-    assert_eq!(s.claimed_dispatches(Some(68_001)).await.unwrap().len(), 1);
-    assert!(s.claimed_dispatches(Some(68_000)).await.unwrap().is_empty());
+    assert_eq!(s.expired_dispatches(Some(68_001)).await.unwrap().len(), 1);
+    assert!(s.expired_dispatches(Some(68_000)).await.unwrap().is_empty());
     let events = s.events_after(first, Some("r"), 10).await.unwrap();
     assert_eq!(
         events.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
@@ -406,9 +409,193 @@ async fn circuit_writes_are_fenced_and_atomic_with_the_route(engine: Engine) {
     );
 }
 
+/// A route `id` waiting on one armed schedule `s-<id>` due at `deadline`.
+async fn waiting_route(s: &server::store::DynStore, id: &str, deadline: i64) {
+    s.commit(&Commit {
+        expected_generation: None,
+        route: Some(route_row(id, 1)),
+        schedule: Some(ScheduleRow {
+            id: format!("s-{id}"),
+            route_id: id.into(),
+            generation: 1,
+            kind: "retry".into(),
+            deadline,
+            state: "armed".into(),
+            created_at: 1_000,
+            circuit: None,
+        }),
+        event_kind: "route.failure".into(),
+        event_payload: "{}".into(),
+        ..Commit::default()
+    })
+    .await
+    .unwrap();
+}
+
+/// Several servers claim due schedules at once: each schedule goes to one
+/// of them; a claim holds it until it runs out, then anyone may take it
+/// (a crashed claimer's work is taken over).
+async fn schedule_claims_are_exclusive_and_run_out(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    waiting_route(s, "early", 7_000).await;
+    waiting_route(s, "late", 8_000).await;
+    let ids = |rows: Vec<ScheduleRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    assert!(s
+        .claim_due_schedules(Some(6_999), 10_000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        ids(s
+            .claim_due_schedules(Some(7_500), 10_000, 10)
+            .await
+            .unwrap()),
+        ["s-early"]
+    );
+    // Held: nobody else gets it while the claim lasts.
+    assert!(s
+        .claim_due_schedules(Some(7_500), 10_000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(s.next_deadline(Some(7_500)).await.unwrap(), Some(8_000));
+    assert_eq!(
+        ids(s
+            .claim_due_schedules(Some(8_000), 10_000, 10)
+            .await
+            .unwrap()),
+        ["s-late"]
+    );
+    // Both due and held: the next chance is the first claim running out.
+    assert_eq!(s.next_deadline(Some(8_000)).await.unwrap(), Some(17_500));
+    assert!(s
+        .claim_due_schedules(Some(17_499), 10_000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        ids(s
+            .claim_due_schedules(Some(17_500), 10_000, 10)
+            .await
+            .unwrap()),
+        ["s-early"]
+    );
+    // A fired schedule is never claimed again.
+    s.void_schedule("s-late").await.unwrap();
+    assert!(s
+        .claim_due_schedules(Some(i64::MAX / 2), 10_000, 10)
+        .await
+        .unwrap()
+        .iter()
+        .all(|r| r.id != "s-late"));
+
+    // Eight claimers at once over 40 due schedules: each exactly once.
+    for i in 0..40 {
+        waiting_route(s, &format!("r{i:02}"), 50_000 + i).await;
+    }
+    let claims = (0..8).map(|_| {
+        let s = s.clone();
+        tokio::spawn(async move { s.claim_due_schedules(Some(60_000), 10_000, 3).await })
+    });
+    let mut all = Vec::new();
+    for c in claims {
+        all.extend(ids(c.await.unwrap().unwrap()));
+    }
+    loop {
+        let more = ids(s
+            .claim_due_schedules(Some(60_000), 10_000, 3)
+            .await
+            .unwrap());
+        if more.is_empty() {
+            break;
+        }
+        all.extend(more);
+    }
+    all.retain(|id| id.starts_with("s-r"));
+    all.sort();
+    let expected: Vec<String> = (0..40).map(|i| format!("s-r{i:02}")).collect();
+    assert_eq!(all, expected, "every due schedule claimed once");
+}
+
+/// Without a pinned instant, the database's clock says what is due and
+/// which leases ran out.
+async fn the_database_clock_decides_when_no_instant_is_pinned(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    let now = chrono::Utc::now().timestamp_millis();
+    waiting_route(s, "past", now - 60_000).await;
+    waiting_route(s, "future", now + 3_600_000).await;
+    let due = s.claim_due_schedules(None, 10_000, 10).await.unwrap();
+    assert_eq!(
+        due.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        ["s-past"]
+    );
+    // The next chance: the claim just made runs out ~10 s from now.
+    let next = s.next_deadline(None).await.unwrap().unwrap();
+    assert!(
+        (now + 9_000..now + 12_000).contains(&next),
+        "{next} vs {now}"
+    );
+    // Dispatch leases from the database's clock too.
+    s.commit(&Commit {
+        expected_generation: Some(1),
+        route: Some(route_row("past", 2)),
+        fire_schedule: Some("s-past".into()),
+        dispatch: Some(DispatchRow {
+            id: "d-past".into(),
+            route_id: "past".into(),
+            generation: 2,
+            invocation_id: "inv".into(),
+            prompt_generation: 1,
+            candidate_index: 0,
+            candidate_id: "c0".into(),
+            candidate_label: "Claude".into(),
+            caller_kind: "kanban".into(),
+            reason: "retry".into(),
+            state: "pending".into(),
+            lease_until: None,
+            created_at: now,
+            claimed_at: None,
+            acked_at: None,
+        }),
+        event_kind: "route.fired".into(),
+        event_payload: "{}".into(),
+        ..Commit::default()
+    })
+    .await
+    .unwrap();
+    let filter = ClaimFilter {
+        route_id: None,
+        caller_kind: None,
+        limit: 10,
+    };
+    let claimed = s.claim_dispatches(&filter, None, 1).await.unwrap();
+    let lease = claimed[0].lease_until.unwrap();
+    assert!(
+        (now..now + 5_000).contains(&lease),
+        "a 1 ms lease from the database's now: {lease} vs {now}"
+    );
+    let mut expired = Vec::new();
+    for _ in 0..100 {
+        expired = s.expired_dispatches(None).await.unwrap();
+        if !expired.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        expired.len(),
+        1,
+        "the 1 ms lease ran out by the database's clock"
+    );
+}
+
 on_both_engines!(
     profiles_crud_with_revisions,
     settings_are_set_once,
     route_commits_are_atomic_and_fenced,
-    circuit_writes_are_fenced_and_atomic_with_the_route
+    circuit_writes_are_fenced_and_atomic_with_the_route,
+    schedule_claims_are_exclusive_and_run_out,
+    the_database_clock_decides_when_no_instant_is_pinned
 );

@@ -367,6 +367,35 @@ impl Api {
         v["dispatches"].as_array().unwrap().clone()
     }
 
+    /// Claims a route's due dispatches with a lease of `lease_seconds`,
+    /// long-polling up to `wait_seconds` for one.
+    pub async fn claim_leased(
+        &self,
+        route_id: &str,
+        lease_seconds: u32,
+        wait_seconds: u32,
+    ) -> Vec<serde_json::Value> {
+        let v = self
+            .post_ok(
+                "/api/v1/dispatches/claim",
+                serde_json::json!({"route_id": route_id, "lease_seconds": lease_seconds, "wait_seconds": wait_seconds}),
+            )
+            .await;
+        v["dispatches"].as_array().unwrap().clone()
+    }
+
+    /// Acknowledges a claimed dispatch: (status, answer).
+    pub async fn ack(&self, dispatch: &serde_json::Value) -> (u16, serde_json::Value) {
+        self.post(
+            &format!(
+                "/api/v1/dispatches/{}/ack",
+                dispatch["id"].as_str().unwrap()
+            ),
+            serde_json::json!({"generation": dispatch["generation"]}),
+        )
+        .await
+    }
+
     /// Claims the one due dispatch of a route and acknowledges it; answers the route.
     pub async fn deliver(&self, route_id: &str) -> serde_json::Value {
         let ds = self.claim(route_id).await;
