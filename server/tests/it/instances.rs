@@ -229,10 +229,13 @@ async fn postgres_three_servers_fire_every_schedule_once_through_a_crash() {
     servers[1].kill();
     let fired_at_kill = scalar(&mut conn, fired_sql).await;
     let killed = since.elapsed();
+    // A guard against a hang, not the figure (printed below): three
+    // debug-build servers sharing two cores with other builds have taken
+    // 80 to 118 s.
     while scalar(&mut conn, fired_sql).await < ROUTES {
         assert!(
-            since.elapsed() < Duration::from_secs(120),
-            "only {} of {ROUTES} fired within 120 s",
+            since.elapsed() < Duration::from_secs(300),
+            "only {} of {ROUTES} fired within 300 s",
             scalar(&mut conn, fired_sql).await
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
