@@ -6,6 +6,7 @@
 //! - `profiles`, `routes`, `circuits`, `health`: the handlers, thin over
 //!   the services.
 //! - [`extract`]: the request extractors and their one rejection each.
+//! - [`guard`]: access control on every route (rules in `crate::auth`).
 //! - [`error`]: [`HttpError`], one status match and one body shape.
 //! - `pages`: the server side of the UI (the page renderer's backend).
 //! - [`server`]: the one place a server is assembled — used by `serve`,
@@ -15,24 +16,27 @@ pub mod api;
 mod circuits;
 mod error;
 pub mod extract;
+pub mod guard;
+mod headers;
 mod health;
 pub mod openapi;
 mod pages;
 mod profiles;
 mod routes;
 pub mod server;
+mod session;
 
 pub use error::{HttpError, HttpResult};
 pub use server::{redact_url, serve, shutdown_signal, Server};
 
+use crate::auth::Access;
 use crate::classify::{Catalogue, UnknownLog};
-use crate::clock::SharedClock;
+use crate::clock::{Clock, SharedClock};
 use crate::profiles::Profiles;
 use crate::routes::{Routes, Signals};
 use crate::store::DynStore;
 use app::api::SharedBackend;
 use axum::extract::{DefaultBodyLimit, FromRef};
-use axum::routing::get;
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -52,6 +56,8 @@ pub struct AppState {
     pub test_clock: bool,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Who may do what: checks tokens and sessions.
+    pub access: Access,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -67,6 +73,10 @@ pub struct Setup {
     pub site_root: String,
     pub max_body_bytes: usize,
     pub test_clock: bool,
+    /// `serve --no-auth`: every request is allowed (local development).
+    pub no_auth: bool,
+    /// Evidence reports per token and minute (0: no limit).
+    pub evidence_per_minute: u32,
 }
 
 impl Setup {
@@ -79,6 +89,8 @@ impl Setup {
             site_root: defaults.site_root,
             max_body_bytes: defaults.max_body_bytes,
             test_clock: defaults.test_clock,
+            no_auth: defaults.no_auth,
+            evidence_per_minute: defaults.evidence_per_minute,
         }
     }
 }
@@ -115,6 +127,10 @@ impl AppState {
             leptos_options,
             test_clock: setup.test_clock,
             max_body_bytes: setup.max_body_bytes,
+            // Credentials expire in real time: the test clock moves route
+            // timers, and moving it must not sign anyone out.
+            access: Access::new(setup.store.clone(), Clock::system(), setup.no_auth)
+                .with_evidence_limit(setup.evidence_per_minute),
         }
     }
 }
@@ -142,7 +158,7 @@ fn metrics_handle() -> metrics_exporter_prometheus::PrometheusHandle {
         .clone()
 }
 
-async fn prometheus(axum::extract::State(s): axum::extract::State<AppState>) -> String {
+pub(crate) async fn prometheus(axum::extract::State(s): axum::extract::State<AppState>) -> String {
     s.metrics.render()
 }
 
@@ -155,18 +171,34 @@ pub fn router(state: AppState) -> Router {
     });
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();
-    api::router()
-        .route("/metrics", get(prometheus))
+    // The pages show profiles and routes: the same rule as reading them
+    // through the API. Static assets (the fallback) stay public.
+    let pages = Router::new()
         .leptos_routes_with_context(
             &state,
             routes,
-            move || provide_context(backend.clone()),
+            move || {
+                provide_context(backend.clone());
+                pages::provide_request_context();
+            },
             move || app::shell(leptos_options.clone()),
         )
+        .route_layer(axum::middleware::from_fn(guard::page_guard));
+    let access = state.access.clone();
+    api::router()
+        .merge(pages)
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
             app::shell,
         ))
         .layer(DefaultBodyLimit::max(max_body))
-        .layer(TraceLayer::new_for_http())
+        .layer(axum::Extension(access))
+        .layer(axum::middleware::from_fn(headers::security_headers))
+        // The path only: a query string can carry a credential (the
+        // sign-in link's code), and secrets are never logged.
+        .layer(TraceLayer::new_for_http().make_span_with(
+            |req: &axum::http::Request<axum::body::Body>| {
+                tracing::debug_span!("request", method = %req.method(), path = %req.uri().path())
+            },
+        ))
         .with_state(state)
 }

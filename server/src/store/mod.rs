@@ -6,11 +6,13 @@
 //! guarantees is atomicity (each method is one transaction) and fencing
 //! (`revision` compare-and-swap on profiles).
 
+mod access;
 mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
 
+pub use access::{AccessStore, TokenRow, UserRow};
 pub use postgres::PgStore;
 pub use rows::{
     AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow,
@@ -81,8 +83,9 @@ pub enum Engine {
     Postgres,
 }
 
+/// Every store also holds the access tables ([`AccessStore`]).
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: AccessStore + Send + Sync + 'static {
     fn engine(&self) -> Engine;
 
     /// A cheap round trip, for `/readyz`.

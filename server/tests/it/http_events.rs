@@ -45,7 +45,7 @@ async fn events_stream_and_resume(engine: Engine) {
         .await;
     let route = api.route(&p, "kanban").await;
     let id = route["id"].as_str().unwrap().to_string();
-    let client = reqwest::Client::new();
+    let client = crate::support::client();
     // From the beginning of this route's history.
     let mut stream = client
         .get(s.url(&format!("/api/v1/events?route_id={id}&after=0")))
@@ -119,7 +119,7 @@ async fn metrics_and_catalogue(engine: Engine) {
         .await;
     let route = api.route(&p, "utility").await;
     api.fail(&route, overloaded()).await;
-    let text = reqwest::get(s.url("/metrics"))
+    let text = crate::support::get(s.url("/metrics"))
         .await
         .unwrap()
         .text()
