@@ -87,7 +87,7 @@ test('sign in through the link, edit a policy, sign out', async ({ page }) => {
 
 test('a viewer without profiles:manage sees no edit controls, and a forged edit is refused', async ({ page }) => {
   const api = await admin();
-  const p = await createProfile(api, uniqueName('E2E viewer'), ['Claude']);
+  const p = await createProfile(api, uniqueName('E2E viewer'), ['Claude', 'Codex']);
   const name = uniqueName('viewer');
   await page.goto(addUser(name, 'profiles:select'));
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);

@@ -145,7 +145,10 @@ pub async fn serve(
         if address.ip().is_unspecified() {
             address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
         }
-        println!(
+        // A closed stdout must not stop the server (println! would panic).
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stdout(),
             "\nNo users yet: created the administrator `admin`. Sign in (the link works once, for {} hours):\n\n    http://{address}{path}\n",
             crate::auth::access::SIGN_IN_LINK_HOURS
         );
