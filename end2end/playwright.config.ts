@@ -17,6 +17,10 @@ export default defineConfig({
   reporter: process.env.CI ? [['list']] : [['list'], ['html', { open: 'never' }]],
   use: {
     baseURL,
+    // global-setup.ts mints an admin token; the workers read it here.
+    extraHTTPHeaders: process.env.KANDEV_E2E_TOKEN
+      ? { Authorization: `Bearer ${process.env.KANDEV_E2E_TOKEN}` }
+      : {},
     trace: 'retain-on-failure',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',

@@ -39,7 +39,13 @@ pub enum ErrorCode {
     ProfileMisconfigured,
     AlreadyExists,
     PayloadTooLarge,
+    /// 401: no valid credential (sign in, or send an API token).
+    Unauthorized,
+    /// 403: the credential lacks the permission (or a browser write lacks
+    /// its CSRF token), or the feature is switched off.
     Forbidden,
+    /// 429: too many requests for this token; `retry-after` says when.
+    RateLimited,
     /// 503: the database cannot be written; nothing changed.
     Unavailable,
     Internal,
@@ -95,6 +101,49 @@ impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
+}
+
+/// Who is looking at the page (`GET /api/v1/session`): the UI hides what
+/// they may not do; the server refuses it anyway.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Viewer {
+    /// The person's (or token's) name.
+    pub name: String,
+    /// Permission names: `profiles:manage`, `routes:act`, …, `admin`.
+    pub permissions: Vec<String>,
+    /// Signed in in this browser (so there is a session to sign out of).
+    pub session: bool,
+}
+
+impl Viewer {
+    /// Whether the viewer holds `permission` (directly or as `admin`).
+    pub fn may(&self, permission: &str) -> bool {
+        self.permissions
+            .iter()
+            .any(|p| p == permission || p == "admin")
+    }
+}
+
+/// The viewer of this page. On the server, from the request the page
+/// answers; in the browser, from the API.
+pub async fn viewer() -> Result<Viewer, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        leptos::prelude::use_context::<Viewer>()
+            .ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "Not signed in."))
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get("/api/v1/session").await
+    }
+}
+
+/// Ends this browser's session.
+pub async fn sign_out() -> Result<(), ApiError> {
+    browser::send::<serde_json::Value>("POST", "/api/v1/session/sign-out", &serde_json::Value::Null)
+        .await
+        .map(|_| ())
 }
 
 /// Reads the server renderer needs. The server implements it over its store.
@@ -246,6 +295,21 @@ mod browser {
         String::from(js_sys::encode_uri_component(s))
     }
 
+    /// The `kandev_csrf` cookie the server set at sign-in.
+    fn csrf_token() -> Option<String> {
+        let cookies = js_sys::Reflect::get(
+            &leptos::prelude::document(),
+            &wasm_bindgen::JsValue::from_str("cookie"),
+        )
+        .ok()?
+        .as_string()?;
+        cookies
+            .split(';')
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == "kandev_csrf")
+            .map(|(_, value)| value.to_string())
+    }
+
     async fn read<T: DeserializeOwned>(
         resp: Result<Response, gloo_net::Error>,
     ) -> Result<T, ApiError> {
@@ -303,6 +367,12 @@ mod browser {
             "PUT" => Request::put(path),
             "DELETE" => Request::delete(path),
             _ => Request::get(path),
+        };
+        // Every write proves it comes from this app's page: the session's
+        // CSRF token is in a cookie only this site's pages can read.
+        let builder = match csrf_token() {
+            Some(token) => builder.header("x-csrf-token", &token),
+            None => builder,
         };
         let request = if body.is_null() {
             builder.build()

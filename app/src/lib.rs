@@ -63,9 +63,23 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The permission that edits profiles (and so policies).
+pub const MANAGE_PROFILES: &str = "profiles:manage";
+
+/// Who is looking, loaded once per page (see [`api::viewer`]).
+#[derive(Clone, Copy)]
+struct ViewerResource(Resource<Result<api::Viewer, api::ApiError>>);
+
+/// The viewer resource [`App`] provides; await it inside a `Suspense`.
+pub fn use_viewer() -> Resource<Result<api::Viewer, api::ApiError>> {
+    expect_context::<ViewerResource>().0
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    let viewer = Resource::new(|| (), |_| api::viewer());
+    provide_context(ViewerResource(viewer));
     // Effects only run in the browser: this marks the page as interactive,
     // which end-to-end tests wait for before typing.
     Effect::new(|_| {
@@ -84,6 +98,11 @@ pub fn App() -> impl IntoView {
                     <A href="/routes">"Routes"</A>
                     <A href="/circuits">"Circuits"</A>
                 </nav>
+                <Suspense>
+                    {move || Suspend::new(async move {
+                        viewer.await.ok().map(|v| view! { <SignedIn viewer=v/> })
+                    })}
+                </Suspense>
             </header>
             <main>
                 <Routes fallback=|| view! { <p class="notice">"Page not found."</p> }>
@@ -97,5 +116,29 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
+    }
+}
+
+/// Who is signed in, and the way out.
+#[component]
+fn SignedIn(viewer: api::Viewer) -> impl IntoView {
+    let signing_out = RwSignal::new(false);
+    let sign_out = move |_| {
+        signing_out.set(true);
+        leptos::task::spawn_local(async move {
+            // Signed out or not, the next page asks for a sign-in if needed.
+            let _ = api::sign_out().await;
+            let _ = window().location().set_href("/");
+        });
+    };
+    view! {
+        <div class="viewer">
+            <span class="viewer-name">"Signed in as "<strong>{viewer.name}</strong></span>
+            {viewer.session.then(|| view! {
+                <button type="button" class="secondary" prop:disabled=move || signing_out.get() on:click=sign_out>
+                    "Sign out"
+                </button>
+            })}
+        </div>
     }
 }

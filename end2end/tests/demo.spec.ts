@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { open } from './helpers';
+import { mintToken } from '../global-setup';
 
 // `kandev-recovery demo` on its own port and database, with its simulated
 // agents on the real clock: a newcomer's first minute.
@@ -13,6 +14,7 @@ const port = 3000 + 100 + Math.floor(Math.random() * 800);
 const base = `http://127.0.0.1:${port}`;
 let demo: ChildProcess | undefined;
 let dir = '';
+let token = '';
 
 test.beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kandev-demo-'));
@@ -23,7 +25,11 @@ test.beforeAll(async () => {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     try {
-      if ((await fetch(`${base}/readyz`)).ok) return;
+      if ((await fetch(`${base}/readyz`)).ok) {
+        // The demo checks credentials too: a viewer's token on its database.
+        token = mintToken(`sqlite://${dir}/demo.db`, 'demo viewer', 'admin');
+        return;
+      }
     } catch {
       // not listening yet
     }
@@ -37,8 +43,10 @@ test.afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('demo: a capacity route passes retry_wait → retrying → active live within a minute', async ({ page }) => {
+test('demo: a capacity route passes retry_wait → retrying → active live within a minute', async ({ browser }) => {
   test.setTimeout(90_000);
+  const context = await browser.newContext({ extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
+  const page = await context.newPage();
   const started = Date.now();
   const left = () => Math.max(1_000, 60_000 - (Date.now() - started));
   await open(page, `${base}/routes`);

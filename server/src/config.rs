@@ -47,6 +47,86 @@ pub enum Command {
     /// activity), on the demo's own SQLite file. Open /routes to watch
     /// routes recover live. No network is used.
     Demo(DemoArgs),
+    /// Manage API tokens (for adapters, the runner and scripts).
+    ///
+    /// A token's secret is printed once, when it is created; only its
+    /// SHA-256 digest is stored. Send it as `Authorization: Bearer <token>`.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+    /// Manage people who sign in in the browser.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a person and print their one-time sign-in link (alone, on the
+    /// last line).
+    Add {
+        /// Their name, shown in the app; unique.
+        name: String,
+        /// Comma-separated permissions, as for `token create`.
+        #[arg(long, value_parser = parse_permissions, value_name = "LIST")]
+        permissions: crate::auth::Permissions,
+        /// The address people open the app at.
+        #[arg(
+            long,
+            env = "KANDEV_PUBLIC_URL",
+            default_value = "http://127.0.0.1:3000"
+        )]
+        url: String,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+}
+
+/// Where the access commands find the database.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArg {
+    /// Database URL, as for `serve`.
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://data/kandev-recovery.db"
+    )]
+    pub database_url: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token and print it once (alone, on the last line).
+    Create {
+        /// A name to recognise (and revoke) it by; unique among live tokens.
+        #[arg(long)]
+        name: String,
+        /// Comma-separated permissions: profiles:manage, profiles:select,
+        /// routes:act, evidence:submit, office:assign, catalogue:read, admin.
+        #[arg(long, value_parser = parse_permissions, value_name = "LIST")]
+        permissions: crate::auth::Permissions,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// List tokens (never their secrets).
+    List {
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// Revoke a live token by name or id; it stops working at once.
+    Revoke {
+        /// The token's name or id.
+        #[arg(value_name = "NAME|ID")]
+        token: String,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+}
+
+fn parse_permissions(s: &str) -> Result<crate::auth::Permissions, String> {
+    crate::auth::Permissions::parse_list(s)
 }
 
 /// `kandev-recovery demo` options.
@@ -195,6 +275,23 @@ pub struct ServeArgs {
     /// Also run the demo's simulated agents (see `kandev-recovery demo`).
     #[arg(long, env = "KANDEV_DEMO", value_parser = BoolishValueParser::new())]
     pub demo: bool,
+
+    /// Accept every request without credentials. For local development
+    /// only: warns at start, and is refused with a non-loopback --listen.
+    #[arg(long, env = "KANDEV_NO_AUTH", value_parser = BoolishValueParser::new())]
+    pub no_auth: bool,
+
+    /// Evidence reports (failures, effects, successes, dispatch claims and
+    /// acknowledgements) each token or person may send per minute, in
+    /// bursts of up to as many; more answer 429 with `retry-after`. 0: no
+    /// limit.
+    #[arg(long, env = "KANDEV_EVIDENCE_PER_MINUTE", default_value_t = 1200)]
+    pub evidence_per_minute: u32,
+
+    /// The demo's simulated agents' token (made by `demo` before the server
+    /// starts; never read from the command line).
+    #[arg(skip)]
+    pub demo_token: Option<String>,
 }
 
 impl ServeArgs {
@@ -220,6 +317,9 @@ impl Default for ServeArgs {
             max_body_bytes: 256 * 1024,
             test_clock: false,
             demo: false,
+            no_auth: false,
+            evidence_per_minute: 1200,
+            demo_token: None,
         }
     }
 }

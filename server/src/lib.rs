@@ -37,6 +37,7 @@
 // Leptos view types nest deeply; their Send checks need more room.
 #![recursion_limit = "256"]
 
+pub mod auth;
 pub mod circuits;
 pub mod classify;
 pub mod clock;

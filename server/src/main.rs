@@ -29,14 +29,20 @@ fn main() -> ExitCode {
                 },
         } => server::classify::cli::run_catalogue_score(&files, gate, verbose),
         Command::Run(args) => server::runner::run(args),
+        Command::Token { command } => server::auth::cli::run_token(command),
+        Command::User { command } => server::auth::cli::run_user(command),
         Command::Demo(args) => serve(args.into()),
     }
 }
 
-fn serve(args: ServeArgs) -> ExitCode {
+fn serve(mut args: ServeArgs) -> ExitCode {
     server::telemetry::init();
     if args.demo {
-        server::runner::demo::spawn(args.listen);
+        // The simulated agents are API clients like any other: they get a
+        // token of their own, which the server stores before it listens.
+        let token = server::auth::secret::generate(server::auth::secret::TOKEN_PREFIX);
+        args.demo_token = Some(token.clone());
+        server::runner::demo::spawn(args.listen, token);
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

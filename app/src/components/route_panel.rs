@@ -181,7 +181,7 @@ enum Notice {
 }
 
 #[component]
-pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
+pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
     let live = LiveRoute {
         id: StoredValue::new(data.route.id.to_string()),
         snapshot: RwSignal::new(data.route),
@@ -293,7 +293,13 @@ pub fn RoutePanel(data: RoutePageData) -> impl IntoView {
                 .then_some(n)
         })
     };
-    let actions = move || valid_actions(state());
+    let actions = move || {
+        if can_act {
+            valid_actions(state())
+        } else {
+            Default::default()
+        }
+    };
 
     view! {
         <section class="panel route-panel" aria-labelledby="route-state" data-state=move || state().as_str()>

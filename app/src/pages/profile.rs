@@ -27,11 +27,13 @@ pub fn ProfilePage() -> impl IntoView {
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let profile = Resource::new(id, api::get_profile);
     let routes = Resource::new(id, |id| api::list_routes(Some(id)));
+    let viewer = crate::use_viewer();
     view! {
         <Suspense fallback=|| view! { <p class="notice">"Loading the profile…"</p> }>
             {move || Suspend::new(async move {
+                let editable = viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES));
                 match profile.await {
-                    Ok(p) => view! { <ProfileEditor initial=Some(p)/> }.into_any(),
+                    Ok(p) => view! { <ProfileEditor initial=Some(p) editable/> }.into_any(),
                     Err(e) => view! { <LoadError error=e/> }.into_any(),
                 }
             })}
@@ -69,7 +71,28 @@ fn ProfileRoutes(profile_id: String, initial: Vec<crate::route::RouteSnapshot>) 
 
 #[component]
 pub fn NewProfilePage() -> impl IntoView {
-    view! { <ProfileEditor initial=None/> }
+    let viewer = crate::use_viewer();
+    view! {
+        <Suspense fallback=|| view! { <p class="notice">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                if viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES)) {
+                    view! { <ProfileEditor initial=None editable=true/> }.into_any()
+                } else {
+                    view! { <ReadOnlyNotice/> }.into_any()
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// Shown instead of edit controls to a viewer without `profiles:manage`.
+#[component]
+fn ReadOnlyNotice() -> impl IntoView {
+    view! {
+        <p class="notice read-only" role="note">
+            "You can view profiles; changing them needs the profiles:manage permission."
+        </p>
+    }
 }
 
 #[component]
@@ -90,7 +113,7 @@ pub fn LoadError(error: ApiError) -> impl IntoView {
 }
 
 #[component]
-fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
+fn ProfileEditor(initial: Option<Profile>, editable: bool) -> impl IntoView {
     let creating = initial.is_none();
     let profile_id = initial.as_ref().map(|p| p.id.clone()).unwrap_or_default();
     let configuration_error = initial.as_ref().and_then(|p| p.configuration_error.clone());
@@ -212,14 +235,20 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
                 <p>"Until it is saved in the current format it authorises no automatic recovery."</p>
             </section>
         })}
+        {(!editable).then(|| view! { <ReadOnlyNotice/> })}
         <form
             class="profile-form"
             novalidate
             on:submit=move |ev| {
                 ev.prevent_default();
-                save();
+                if editable {
+                    save();
+                }
             }
         >
+            // A viewer who may not edit sees the settings without controls
+            // (the server refuses their writes anyway).
+            <fieldset class="plain" disabled=!editable>
             <div class="field">
                 <label for="profile-name">"Profile name"</label>
                 <input
@@ -244,16 +273,19 @@ fn ProfileEditor(initial: Option<Profile>) -> impl IntoView {
                     <CandidateRow draft candidate errors/>
                 </For>
             </ol>
-            <button type="button" class="secondary add" on:click=add_candidate>
-                "Add candidate"
-            </button>
-
-            <div class="save-bar">
-                <button type="submit" class="primary" prop:disabled=move || status.get() == Status::Saving>
-                    {if creating { "Create profile" } else { "Save" }}
+            </fieldset>
+            {editable.then(|| view! {
+                <button type="button" class="secondary add" on:click=add_candidate>
+                    "Add candidate"
                 </button>
-                <StatusLine status draft/>
-            </div>
+
+                <div class="save-bar">
+                    <button type="submit" class="primary" prop:disabled=move || status.get() == Status::Saving>
+                        {if creating { "Create profile" } else { "Save" }}
+                    </button>
+                    <StatusLine status draft/>
+                </div>
+            })}
         </form>
     }
 }

@@ -8,11 +8,18 @@ use leptos_meta::Title;
 #[component]
 pub fn ProfilesPage() -> impl IntoView {
     let profiles = Resource::new(|| (), |_| api::list_profiles());
+    let viewer = crate::use_viewer();
     view! {
         <Title text="Profiles · Provider Error Recovery"/>
         <div class="page-head">
             <h1>"Dynamic profiles"</h1>
-            <a class="button primary" href="/profiles/new">"New profile"</a>
+            <Suspense>
+                {move || Suspend::new(async move {
+                    viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES)).then(|| view! {
+                        <a class="button primary" href="/profiles/new">"New profile"</a>
+                    })
+                })}
+            </Suspense>
         </div>
         <p class="explain">
             "A dynamic profile is an ordered list of agent candidates. Each candidate says what happens \

@@ -57,10 +57,13 @@ pub fn RoutePage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let data = Resource::new(id, RoutePageData::load);
+    let viewer = crate::use_viewer();
     view! {
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/routes">"Routes"</a></nav>
         <Suspense fallback=|| view! { <p class="notice">"Loading the route…"</p> }>
             {move || Suspend::new(async move {
+                // Manual actions are offered only to who may take them.
+                let can_act = viewer.await.is_ok_and(|v| v.may("routes:act"));
                 match data.await {
                     Ok(d) => {
                         let title = route_title(&d.route);
@@ -75,7 +78,7 @@ pub fn RoutePage() -> impl IntoView {
                                     <span class="route-meta-item">"Profile "<a href=format!("/profiles/{pid}")>{name}</a></span>
                                 })}
                             </p>
-                            <RoutePanel data=d/>
+                            <RoutePanel data=d can_act/>
                         }
                         .into_any()
                     }

@@ -29,8 +29,13 @@ pub enum HttpError {
     Conflict(ErrorCode, String),
     /// 413.
     TooLarge(usize),
-    /// 403: a feature that is switched off (e.g. the test clock).
+    /// 401: no valid credential.
+    Unauthorized(String),
+    /// 403: a credential without the permission, or a feature that is
+    /// switched off (e.g. the test clock).
     Forbidden(String),
+    /// 429: this token sent too much; retry after this many seconds.
+    RateLimited(u64),
     /// 503: the database cannot be read or written; nothing changed.
     Unavailable(String),
     /// 500: a bug; details are in the log only.
@@ -50,7 +55,9 @@ impl HttpError {
             | HttpError::InvalidAction(..)
             | HttpError::Conflict(..) => StatusCode::CONFLICT,
             HttpError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            HttpError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             HttpError::Forbidden(_) => StatusCode::FORBIDDEN,
+            HttpError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             HttpError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             HttpError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -90,7 +97,12 @@ impl HttpError {
                 ErrorCode::PayloadTooLarge,
                 format!("The request body is larger than the {limit}-byte limit."),
             ),
+            HttpError::Unauthorized(m) => ApiError::new(ErrorCode::Unauthorized, m),
             HttpError::Forbidden(m) => ApiError::new(ErrorCode::Forbidden, m),
+            HttpError::RateLimited(seconds) => ApiError::new(
+                ErrorCode::RateLimited,
+                format!("Too many evidence reports from this token; nothing was recorded. Retry in {seconds} s."),
+            ),
             HttpError::Unavailable(detail) => {
                 tracing::error!(%detail, "database unavailable");
                 ApiError::new(
@@ -109,7 +121,23 @@ impl HttpError {
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
         let status = self.status_code();
-        (status, Json(self.body())).into_response()
+        let header = match &self {
+            // RFC 9110: a 401 names the scheme that would work.
+            HttpError::Unauthorized(_) => {
+                Some((axum::http::header::WWW_AUTHENTICATE, "Bearer".to_string()))
+            }
+            HttpError::RateLimited(seconds) => {
+                Some((axum::http::header::RETRY_AFTER, seconds.to_string()))
+            }
+            _ => None,
+        };
+        let mut response = (status, Json(self.body())).into_response();
+        if let Some((name, value)) = header {
+            if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        response
     }
 }
 

@@ -9,6 +9,7 @@
 //! - `prometheus`: `GET /metrics` and the middleware that counts and times
 //!   requests by route template (what is measured: [`crate::meters`]).
 //! - [`extract`]: the request extractors and their one rejection each.
+//! - [`guard`]: access control on every route (rules in `crate::auth`).
 //! - [`error`]: [`HttpError`], one status match and one body shape.
 //! - `pages`: the server side of the UI (the page renderer's backend).
 //! - [`server`]: the one place a server is assembled — used by `serve`,
@@ -18,6 +19,8 @@ pub mod api;
 mod circuits;
 mod error;
 pub mod extract;
+pub mod guard;
+mod headers;
 mod health;
 pub mod openapi;
 mod pages;
@@ -25,12 +28,14 @@ mod profiles;
 mod prometheus;
 mod routes;
 pub mod server;
+mod session;
 
 pub use error::{HttpError, HttpResult};
 pub use server::{redact_url, serve, shutdown_signal, Server};
 
+use crate::auth::Access;
 use crate::classify::{Catalogue, UnknownLog};
-use crate::clock::SharedClock;
+use crate::clock::{Clock, SharedClock};
 use crate::profiles::Profiles;
 use crate::routes::{Routes, Signals};
 use crate::store::DynStore;
@@ -55,6 +60,8 @@ pub struct AppState {
     pub test_clock: bool,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Who may do what: checks tokens and sessions.
+    pub access: Access,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -70,6 +77,10 @@ pub struct Setup {
     pub site_root: String,
     pub max_body_bytes: usize,
     pub test_clock: bool,
+    /// `serve --no-auth`: every request is allowed (local development).
+    pub no_auth: bool,
+    /// Evidence reports per token and minute (0: no limit).
+    pub evidence_per_minute: u32,
 }
 
 impl Setup {
@@ -82,6 +93,8 @@ impl Setup {
             site_root: defaults.site_root,
             max_body_bytes: defaults.max_body_bytes,
             test_clock: defaults.test_clock,
+            no_auth: defaults.no_auth,
+            evidence_per_minute: defaults.evidence_per_minute,
         }
     }
 }
@@ -119,6 +132,10 @@ impl AppState {
             leptos_options,
             test_clock: setup.test_clock,
             max_body_bytes: setup.max_body_bytes,
+            // Credentials expire in real time: the test clock moves route
+            // timers, and moving it must not sign anyone out.
+            access: Access::new(setup.store.clone(), Clock::system(), setup.no_auth)
+                .with_evidence_limit(setup.evidence_per_minute),
         }
     }
 }
@@ -137,19 +154,36 @@ pub fn router(state: AppState) -> Router {
     });
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();
-    api::router()
+    // The pages show profiles and routes: the same rule as reading them
+    // through the API. Static assets (the fallback) stay public.
+    let pages = Router::new()
         .leptos_routes_with_context(
             &state,
             routes,
-            move || provide_context(backend.clone()),
+            move || {
+                provide_context(backend.clone());
+                pages::provide_request_context();
+            },
             move || app::shell(leptos_options.clone()),
         )
+        .route_layer(axum::middleware::from_fn(guard::page_guard));
+    let access = state.access.clone();
+    api::router()
+        .merge(pages)
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(
             app::shell,
         ))
         // Inside the router's layers, so the matched route template is known.
         .layer(axum::middleware::from_fn(prometheus::track))
         .layer(DefaultBodyLimit::max(max_body))
-        .layer(TraceLayer::new_for_http())
+        .layer(axum::Extension(access))
+        .layer(axum::middleware::from_fn(headers::security_headers))
+        // The path only: a query string can carry a credential (the
+        // sign-in link's code), and secrets are never logged.
+        .layer(TraceLayer::new_for_http().make_span_with(
+            |req: &axum::http::Request<axum::body::Body>| {
+                tracing::debug_span!("request", method = %req.method(), path = %req.uri().path())
+            },
+        ))
         .with_state(state)
 }

@@ -26,14 +26,33 @@ use utoipa::OpenApi;
         crate::routes::ActionRequest, crate::routes::ClaimRequest, crate::routes::DecisionView,
         crate::routes::FailureAnswer,
         app::circuit::CircuitList, app::circuit::CircuitView, app::circuit::CircuitHold,
-        app::circuit::CircuitScope, app::circuit::CircuitStatus
+        app::circuit::CircuitScope, app::circuit::CircuitStatus, app::api::Viewer
     )),
     tags(
         (name = "profiles", description = "Dynamic profiles and their per-class recovery policies"),
         (name = "routes", description = "Durable recovery routes: reports, actions, history, events"),
         (name = "dispatches", description = "Claiming and acknowledging prompt deliveries"),
         (name = "circuits", description = "Shared resource circuits: one probe when a provider, account, model or profile fails for everyone"),
+        (name = "access", description = "Who is signed in; signing out"),
         (name = "test", description = "Only with serve --test-clock")
-    )
+    ),
+    modifiers(&BearerAuth),
+    security(("bearer" = []))
 )]
 pub struct ApiDoc;
+
+/// `Authorization: Bearer <token>` (or a browser session). Each endpoint's
+/// permission is in the README's matrix and `crate::http::api`.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        doc.components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                "bearer",
+                SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+            );
+    }
+}

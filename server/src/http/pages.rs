@@ -63,3 +63,26 @@ impl Backend for PageBackend {
         self.routes.circuit_list().await.map_err(to_api)
     }
 }
+
+/// Per page request, before rendering: who is looking (for the UI to hide
+/// what they may not do) and the Content-Security-Policy with this
+/// response's nonce (Leptos puts it on its hydration and resource scripts;
+/// no other inline script runs).
+pub fn provide_request_context() {
+    use leptos::prelude::{provide_context, use_context};
+    if let Some(parts) = use_context::<axum::http::request::Parts>() {
+        if let Some(p) = parts.extensions.get::<crate::auth::Principal>() {
+            provide_context(super::session::viewer_of(p));
+        }
+    }
+    if let (Some(nonce), Some(response)) = (
+        leptos::nonce::use_nonce(),
+        use_context::<leptos_axum::ResponseOptions>(),
+    ) {
+        if let Ok(value) =
+            axum::http::HeaderValue::from_str(&super::headers::page_csp(&nonce.to_string()))
+        {
+            response.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, value);
+        }
+    }
+}

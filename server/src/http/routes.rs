@@ -3,7 +3,9 @@
 
 use super::error::{HttpError, HttpResult};
 use super::extract::{JsonBody, Query, TestClockEnabled};
+use super::guard::Caller;
 use super::AppState;
+use crate::auth::rules::may_open_route;
 use crate::routes::{
     ActionRequest, ClaimRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport,
     RouteError,
@@ -40,14 +42,19 @@ impl From<RouteError> for HttpError {
     }
 }
 
-/// Open a route for a dynamic profile, at its first candidate.
+/// Open a route for a dynamic profile, at its first candidate. The
+/// `office` caller needs `office:assign`, every other `profiles:select`.
 #[utoipa::path(post, path = "/routes", tag = "routes", request_body = CreateRoute,
-    responses((status = 201, body = RouteSnapshot), (status = 404, body = ApiError),
-              (status = 409, body = ApiError), (status = 422, body = ApiError)))]
+    responses((status = 201, body = RouteSnapshot), (status = 403, body = ApiError),
+              (status = 404, body = ApiError), (status = 409, body = ApiError),
+              (status = 422, body = ApiError)))]
 pub async fn create(
     State(s): State<AppState>,
+    Caller(caller): Caller,
     JsonBody(req): JsonBody<CreateRoute>,
 ) -> HttpResult<(StatusCode, Json<RouteSnapshot>)> {
+    may_open_route(&caller, req.caller.kind == app::route::CallerKind::Office)
+        .map_err(HttpError::Forbidden)?;
     Ok((StatusCode::CREATED, Json(s.routes.create(req).await?)))
 }
 

@@ -5,6 +5,7 @@
 //! test server and the benchmarks all start it this way.
 
 use super::{router, AppState, Setup};
+use crate::auth::{Permission, Permissions};
 use crate::clock::Clock;
 use crate::config::ServeArgs;
 use crate::scheduler;
@@ -81,6 +82,9 @@ impl Server {
     }
 }
 
+/// The token the demo's simulated agents use.
+const DEMO_TOKEN_NAME: &str = "demo agents";
+
 /// Opens the database, seeds the example on first start, and serves until
 /// `shutdown` resolves; in-flight requests finish first.
 pub async fn serve(
@@ -90,12 +94,24 @@ pub async fn serve(
     // Taken before anything is migrated or served, and held until this
     // function returns: one server per SQLite file.
     let _lock = store::server_lock(&args.database_url)?;
+    if args.no_auth && !args.listen.ip().is_loopback() {
+        anyhow::bail!(
+            "--no-auth is for local development only and cannot be used with --listen {}; \
+             listen on 127.0.0.1 (or ::1), or use API tokens and sign-in links",
+            args.listen
+        );
+    }
     let store = store::connect(&args.database_url).await.with_context(|| {
         format!(
             "cannot open the database at {}",
             redact_url(&args.database_url)
         )
     })?;
+    if args.no_auth {
+        tracing::warn!(
+            "--no-auth: every request is allowed without credentials; for local development only"
+        );
+    }
     if args.test_clock {
         tracing::warn!("the test clock is enabled: POST /api/v1/test/clock can move time forward");
     }
@@ -103,8 +119,31 @@ pub async fn serve(
         site_root: args.site_root.clone(),
         max_body_bytes: args.max_body_bytes,
         test_clock: args.test_clock,
+        no_auth: args.no_auth,
+        evidence_per_minute: args.evidence_per_minute,
         ..Setup::new(store, Clock::system())
     });
+    if let Some(secret) = &args.demo_token {
+        // A fresh token per start: the previous run's is revoked first
+        // (names are unique among live tokens).
+        let permissions = Permissions::of(&[
+            Permission::ProfilesManage,
+            Permission::ProfilesSelect,
+            Permission::OfficeAssign,
+            Permission::EvidenceSubmit,
+            Permission::RoutesAct,
+        ]);
+        state
+            .access
+            .revoke_token(DEMO_TOKEN_NAME)
+            .await
+            .context("cannot revoke the demo agents' previous token")?;
+        state
+            .access
+            .create_token_with_secret(DEMO_TOKEN_NAME, permissions, secret.clone())
+            .await
+            .context("cannot store the demo agents' token")?;
+    }
     if !args.no_seed {
         if let Some(p) = state
             .profiles
@@ -115,12 +154,32 @@ pub async fn serve(
             tracing::info!(profile = %p.id, "seeded the example dynamic profile");
         }
     }
+    let first_sign_in = state
+        .access
+        .first_start()
+        .await
+        .context("cannot create the first administrator")?;
     let server = Server::start(state)
         .await
         .context("restart reconciliation failed")?;
     let listener = TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
+    if let Some(path) = first_sign_in {
+        // Printed, not logged: the link is a credential (like Jupyter's),
+        // and log lines are kept and shipped where a link should not go.
+        let mut address = listener.local_addr()?;
+        if address.ip().is_unspecified() {
+            address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+        }
+        // A closed stdout must not stop the server (println! would panic).
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stdout(),
+            "\nNo users yet: created the administrator `admin`. Sign in (the link works once, for {} hours):\n\n    http://{address}{path}\n",
+            crate::auth::access::SIGN_IN_LINK_HOURS
+        );
+    }
     tracing::info!(
         address = %listener.local_addr()?,
         database = %redact_url(&args.database_url),

@@ -320,6 +320,12 @@ impl Service {
             let outcome = match request.send().await {
                 Ok(response) => {
                     let status = response.status();
+                    // A rate limit says when to come back; nothing was recorded.
+                    let retry_after = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok());
                     let text = response.text().await.unwrap_or_default();
                     if status.is_success() {
                         return serde_json::from_str(&text).map_err(|e| ServiceError::Decode {
@@ -337,7 +343,11 @@ impl Service {
                             status: 0,
                         });
                     error.status = status.as_u16();
-                    if status != reqwest::StatusCode::SERVICE_UNAVAILABLE {
+                    if status == reqwest::StatusCode::TOO_MANY_REQUESTS {
+                        if let Some(seconds) = retry_after {
+                            pause = pause.max(Duration::from_secs(seconds.min(60)));
+                        }
+                    } else if status != reqwest::StatusCode::SERVICE_UNAVAILABLE {
                         return Err(ServiceError::Api(Box::new(error)));
                     }
                     ServiceError::Api(Box::new(error))

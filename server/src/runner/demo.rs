@@ -295,7 +295,7 @@ impl Launcher for Simulated {
 }
 
 /// Starts the simulated agents for the server listening on `listen`.
-pub fn spawn(listen: SocketAddr) {
+pub fn spawn(listen: SocketAddr, token: String) {
     let base = format!("http://{}", loopback(listen));
     std::thread::spawn(move || {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -306,7 +306,7 @@ pub fn spawn(listen: SocketAddr) {
             return;
         };
         let local = tokio::task::LocalSet::new();
-        local.block_on(&runtime, play(base));
+        local.block_on(&runtime, play(base, token));
     });
 }
 
@@ -319,8 +319,8 @@ fn loopback(listen: SocketAddr) -> SocketAddr {
     addr
 }
 
-async fn play(base: String) {
-    let Ok(service) = Service::new(&base, None) else {
+async fn play(base: String, token: String) {
+    let Ok(service) = Service::new(&base, Some(token)) else {
         return;
     };
     if !ready(&base).await {

@@ -17,11 +17,13 @@
 //! (`NOTIFY`, read back through [`CommitListener`]) so waiters on every
 //! server wake at once instead of at their next poll.
 
+mod access;
 mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
 
+pub use access::{AccessStore, TokenRow, UserRow};
 pub use postgres::{CommitListener, Heard, PgStore};
 pub use rows::{
     Announcement, AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit,
@@ -92,8 +94,9 @@ pub enum Engine {
     Postgres,
 }
 
+/// Every store also holds the access tables ([`AccessStore`]).
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: AccessStore + Send + Sync + 'static {
     fn engine(&self) -> Engine;
 
     /// A cheap round trip, for `/readyz`.

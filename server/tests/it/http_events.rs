@@ -48,7 +48,7 @@ async fn events_stream_and_resume(engine: Engine) {
         .await;
     let route = api.route(&p, "kanban").await;
     let id = route["id"].as_str().unwrap().to_string();
-    let client = reqwest::Client::new();
+    let client = crate::support::client();
     // From the beginning of this route's history.
     let mut stream = client
         .get(s.url(&format!("/api/v1/events?route_id={id}&after=0")))
@@ -122,7 +122,7 @@ async fn metrics_and_catalogue(engine: Engine) {
         .await;
     let route = api.route(&p, "utility").await;
     api.fail(&route, overloaded()).await;
-    let text = reqwest::get(s.url("/metrics"))
+    let text = crate::support::get(s.url("/metrics"))
         .await
         .unwrap()
         .text()

@@ -27,7 +27,7 @@ fn two_candidates() -> Value {
 }
 
 async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (StatusCode, Value) {
-    let client = reqwest::Client::new();
+    let client = crate::support::client();
     let mut req = client.request(method, url);
     if let Some(b) = body {
         req = req.json(&b);
@@ -42,7 +42,7 @@ async fn send(method: reqwest::Method, url: String, body: Option<Value>) -> (Sta
 }
 
 async fn post_raw(url: String, body: &'static str) -> (StatusCode, Value) {
-    let resp = reqwest::Client::new()
+    let resp = crate::support::client()
         .post(url)
         .header("content-type", "application/json")
         .body(body)

@@ -19,6 +19,8 @@
 #[macro_use]
 mod support;
 
+mod access;
+mod access_leaks;
 mod agents_cli;
 mod classify_cli;
 mod classify_collisions;

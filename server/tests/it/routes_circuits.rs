@@ -309,7 +309,7 @@ async fn circuits_are_visible_over_http(engine: Engine) {
         .get("circuit")
         .is_none());
     // The pages render it on the server too (the browser then follows live).
-    let page = reqwest::get(s.url("/circuits"))
+    let page = crate::support::get(s.url("/circuits"))
         .await
         .unwrap()
         .text()
@@ -317,7 +317,7 @@ async fn circuits_are_visible_over_http(engine: Engine) {
         .unwrap();
     assert!(page.contains("Anthropic account team-a"), "{page}");
     assert!(page.contains("1 route"), "{page}");
-    let panel = reqwest::get(s.url(&format!("/routes/{}", held["id"].as_str().unwrap())))
+    let panel = crate::support::get(s.url(&format!("/routes/{}", held["id"].as_str().unwrap())))
         .await
         .unwrap()
         .text()

@@ -76,6 +76,8 @@ async fn ambiguous_events(db: &TestDb, route_id: &str) -> usize {
 
 async fn crash_and_restart(engine: Engine) {
     let db = TestDb::new(engine).await;
+    // The spawned server checks tokens like any other: the tests' admin.
+    crate::support::grant_admin(&db.store).await;
     let mut first = spawn(&db.url).await;
     let api = &first.api;
     let slow = api

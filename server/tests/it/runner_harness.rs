@@ -118,6 +118,8 @@ impl Runner {
             .envs(self.env.iter().cloned())
             .env_remove("KANDEV_SERVER")
             .env_remove("KANDEV_TOKEN")
+            // The runner reports with a token, as in production.
+            .env("KANDEV_TOKEN", crate::support::ADMIN_TOKEN)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -183,6 +183,8 @@ impl TestServer {
             server::telemetry::init();
         }
         let clock = Clock::manual(start_time());
+        // `store` may be unable to write: the token goes in through `db`.
+        grant_admin(&db.store).await;
         let (addr, tx, handle) = serve(services(store, clock.clone())).await;
         TestServer {
             addr,
@@ -249,7 +251,51 @@ impl Drop for TestServer {
     }
 }
 
-/// A small JSON client for a [`TestServer`].
+/// The administrator token every test server accepts ([`grant_admin`]):
+/// the tests that are not about access act with every permission, so
+/// their assertions stay about what they test.
+pub const ADMIN_TOKEN: &str = "kr_test_admin_0000000000000000000000000000000000000000000000000000";
+
+/// Stores [`ADMIN_TOKEN`] as a live admin token in `store`'s database
+/// (once; a read-only store, or one that has it already, is left alone).
+pub async fn grant_admin(store: &DynStore) {
+    let access = server::auth::Access::new(store.clone(), Clock::system(), false);
+    let _ = access
+        .create_token_with_secret(
+            "test admin",
+            server::auth::Permissions::admin(),
+            ADMIN_TOKEN.to_string(),
+        )
+        .await;
+}
+
+/// A client that sends `token` as `Authorization: Bearer`.
+pub fn client_with(token: Option<&str>) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some(t) = token {
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {t}").parse().expect("a header value"),
+        );
+    }
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("an HTTP client")
+}
+
+/// A client with the test administrator's token.
+pub fn client() -> reqwest::Client {
+    client_with(Some(ADMIN_TOKEN))
+}
+
+/// `reqwest::get` with the test administrator's token.
+pub async fn get(url: impl reqwest::IntoUrl) -> reqwest::Result<reqwest::Response> {
+    client().get(url).send().await
+}
+
+/// A small JSON client for a [`TestServer`], acting as the test
+/// administrator unless made with another token.
 pub struct Api {
     pub base: String,
     client: reqwest::Client,
@@ -257,10 +303,7 @@ pub struct Api {
 
 impl TestServer {
     pub fn api(&self) -> Api {
-        Api {
-            base: self.base.clone(),
-            client: reqwest::Client::new(),
-        }
+        Api::new(self.base.clone())
     }
 }
 
@@ -268,7 +311,15 @@ impl Api {
     pub fn new(base: String) -> Api {
         Api {
             base,
-            client: reqwest::Client::new(),
+            client: client(),
+        }
+    }
+
+    /// A client with `token`, or with no credentials at all.
+    pub fn with_token(base: String, token: Option<&str>) -> Api {
+        Api {
+            base,
+            client: client_with(token),
         }
     }
 
@@ -454,6 +505,7 @@ pub async fn serve(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<()>,
 ) {
+    grant_admin(&state.store).await;
     let server = server::http::Server::start(state).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -1,0 +1,283 @@
+//! The access service: checks the credential a request carries (a bearer
+//! token or a session cookie) against the database, and creates tokens,
+//! users, sign-in links and sessions. Every check reads the database, so a
+//! revoked token or a signed-out session stops working at once.
+
+use super::limit::RateLimit;
+use super::rules::{Credential, Permissions, Principal, Via};
+use super::secret;
+use crate::clock::SharedClock;
+use crate::store::{DynStore, StoreError, TokenRow, UserRow};
+use axum::http::HeaderMap;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "kandev_session";
+/// The cookie holding the session's CSRF token, readable by the page.
+pub const CSRF_COOKIE: &str = "kandev_csrf";
+/// The header a browser write carries its session's CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+/// How long a browser session lasts.
+pub const SESSION_DAYS: i64 = 14;
+/// How long a sign-in link stays valid (it also works only once).
+pub const SIGN_IN_LINK_HOURS: i64 = 24;
+
+#[derive(Clone)]
+pub struct Access {
+    store: DynStore,
+    clock: SharedClock,
+    /// `serve --no-auth`: every request is the local principal.
+    no_auth: bool,
+    /// Evidence reports per token (or person) and minute; `None`: no limit.
+    evidence: Option<std::sync::Arc<RateLimit>>,
+}
+
+/// A token just created: its secret is only ever here, once.
+pub struct NewToken {
+    pub row: TokenRow,
+    pub secret: String,
+}
+
+impl Access {
+    pub fn new(store: DynStore, clock: SharedClock, no_auth: bool) -> Access {
+        Access {
+            store,
+            clock,
+            no_auth,
+            evidence: None,
+        }
+    }
+
+    /// Limits evidence reports to `per_minute` per token or person (0: no
+    /// limit).
+    pub fn with_evidence_limit(mut self, per_minute: u32) -> Access {
+        self.evidence = (per_minute > 0).then(|| std::sync::Arc::new(RateLimit::new(per_minute)));
+        self
+    }
+
+    /// Takes one evidence report from `principal`'s allowance; when it is
+    /// used up, answers the seconds until the next one.
+    pub fn take_evidence(&self, principal: &Principal) -> Result<(), u64> {
+        match &self.evidence {
+            Some(limit) => limit.take(&principal.id, std::time::Instant::now()),
+            None => Ok(()),
+        }
+    }
+
+    pub fn no_auth(&self) -> bool {
+        self.no_auth
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.clock.now().timestamp_millis()
+    }
+
+    /// The credential `headers` carry. A bearer token wins over a cookie
+    /// (a script that sends a token means that token).
+    pub async fn resolve(&self, headers: &HeaderMap) -> Result<Credential, StoreError> {
+        if self.no_auth {
+            return Ok(Credential::Valid(Principal::local()));
+        }
+        if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
+            let Some(secret) = value
+                .to_str()
+                .ok()
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(str::trim)
+            else {
+                return Ok(Credential::Invalid(
+                    "Authorization header (use `Bearer <token>`)",
+                ));
+            };
+            return Ok(match self.token(secret).await? {
+                Some(p) => Credential::Valid(p),
+                None => Credential::Invalid("API token"),
+            });
+        }
+        if let Some(session) = cookie(headers, SESSION_COOKIE) {
+            let csrf = headers
+                .get(CSRF_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| secret::same(v, &secret::csrf_of(session)));
+            return Ok(match self.session(session).await? {
+                Some(user) => Credential::Valid(Principal {
+                    id: user.id,
+                    name: user.name,
+                    permissions: Permissions::from_stored(&user.permissions),
+                    via: Via::Session { csrf },
+                }),
+                None => Credential::Invalid("session (sign in again)"),
+            });
+        }
+        Ok(Credential::Missing)
+    }
+
+    /// The live token whose secret this is.
+    async fn token(&self, secret: &str) -> Result<Option<Principal>, StoreError> {
+        let digest = secret::digest(secret);
+        let Some(row) = self.store.live_token(&digest).await? else {
+            return Ok(None);
+        };
+        // The lookup is by digest; comparing the digests again in constant
+        // time keeps the decision itself free of timing differences.
+        if !secret::same(&row.secret_hash, &digest) {
+            return Ok(None);
+        }
+        Ok(Some(Principal {
+            id: row.id,
+            name: row.name,
+            permissions: Permissions::from_stored(&row.permissions),
+            via: Via::Token,
+        }))
+    }
+
+    async fn session(&self, secret: &str) -> Result<Option<UserRow>, StoreError> {
+        self.store
+            .session_user(&secret::digest(secret), self.now_ms())
+            .await
+    }
+
+    /// Creates a token; the secret is answered once and never stored.
+    pub async fn create_token(
+        &self,
+        name: &str,
+        permissions: Permissions,
+    ) -> Result<NewToken, StoreError> {
+        self.create_token_with_secret(name, permissions, secret::generate(secret::TOKEN_PREFIX))
+            .await
+    }
+
+    /// Creates a token with a secret made elsewhere (the demo's agents
+    /// make theirs before the server starts; tests use a fixed one).
+    pub async fn create_token_with_secret(
+        &self,
+        name: &str,
+        permissions: Permissions,
+        secret: String,
+    ) -> Result<NewToken, StoreError> {
+        let row = TokenRow {
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            name: name.to_string(),
+            secret_hash: secret::digest(&secret),
+            permissions: permissions.to_list_string(),
+            created_at_ms: chrono::Utc::now().timestamp_millis(),
+            revoked_at_ms: None,
+        };
+        self.store.insert_token(&row).await?;
+        Ok(NewToken { row, secret })
+    }
+
+    pub async fn list_tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
+        self.store.list_tokens().await
+    }
+
+    /// Revokes the live token with this id or name.
+    pub async fn revoke_token(&self, id_or_name: &str) -> Result<Vec<TokenRow>, StoreError> {
+        self.store
+            .revoke_token(id_or_name, chrono::Utc::now().timestamp_millis())
+            .await
+    }
+}
+
+/// A browser session just opened from a sign-in link.
+pub struct NewSession {
+    pub user: UserRow,
+    /// The cookie's value (stored only as a digest).
+    pub secret: String,
+    pub max_age_seconds: i64,
+}
+
+impl Access {
+    /// Adds a person who signs in in the browser.
+    pub async fn create_user(
+        &self,
+        name: &str,
+        permissions: Permissions,
+    ) -> Result<UserRow, StoreError> {
+        let row = UserRow {
+            id: uuid::Uuid::new_v4().simple().to_string(),
+            name: name.to_string(),
+            permissions: permissions.to_list_string(),
+            created_at_ms: self.now_ms(),
+        };
+        self.store.insert_user(&row).await?;
+        Ok(row)
+    }
+
+    pub async fn user_named(&self, name: &str) -> Result<Option<UserRow>, StoreError> {
+        self.store.user_named(name).await
+    }
+
+    /// A one-time sign-in link's path (`/sign-in?code=…`) for `user`.
+    pub async fn sign_in_path(&self, user: &UserRow) -> Result<String, StoreError> {
+        let code = secret::generate("");
+        let expires = self.now_ms() + SIGN_IN_LINK_HOURS * 3_600_000;
+        self.store
+            .insert_sign_in_link(&secret::digest(&code), &user.id, expires)
+            .await?;
+        Ok(format!("/sign-in?code={code}"))
+    }
+
+    /// On a first start (nobody to sign in yet), creates the `admin` user
+    /// and answers its sign-in path; otherwise `None`.
+    pub async fn first_start(&self) -> Result<Option<String>, StoreError> {
+        if self.no_auth || self.store.count_users().await? > 0 {
+            return Ok(None);
+        }
+        let admin = match self.create_user("admin", Permissions::admin()).await {
+            Ok(u) => u,
+            // Another instance on the same database was first.
+            Err(StoreError::AlreadyExists) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        self.sign_in_path(&admin).await.map(Some)
+    }
+
+    /// Uses up a sign-in link and opens a session; `None` when the link is
+    /// unknown, used or expired.
+    pub async fn redeem(&self, code: &str) -> Result<Option<NewSession>, StoreError> {
+        let now = self.now_ms();
+        let Some(user) = self
+            .store
+            .take_sign_in_link(&secret::digest(code), now)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let session = secret::generate("");
+        let max_age_seconds = SESSION_DAYS * 86_400;
+        self.store
+            .insert_session(
+                &secret::digest(&session),
+                &user.id,
+                now,
+                now + max_age_seconds * 1000,
+            )
+            .await?;
+        Ok(Some(NewSession {
+            user,
+            secret: session,
+            max_age_seconds,
+        }))
+    }
+
+    /// Ends the session whose cookie `headers` carry.
+    pub async fn sign_out(&self, headers: &HeaderMap) -> Result<(), StoreError> {
+        if let Some(session) = cookie(headers, SESSION_COOKIE) {
+            self.store.delete_session(&secret::digest(session)).await?;
+        }
+        Ok(())
+    }
+}
+
+/// A cookie's value from the `Cookie` headers.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+}

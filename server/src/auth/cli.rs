@@ -1,0 +1,183 @@
+//! `kandev-recovery token create|list|revoke`. Nothing here logs: a
+//! token's secret goes to stdout once, and nowhere else.
+
+use super::{Access, Permissions};
+use crate::clock::Clock;
+use crate::config::{TokenCommand, UserCommand};
+use crate::http::redact_url;
+use crate::store::{self, StoreError};
+use std::process::ExitCode;
+
+/// Runs one `token` subcommand.
+pub fn run_token(command: TokenCommand) -> ExitCode {
+    block_on(token(command))
+}
+
+/// Runs one `user` subcommand.
+pub fn run_user(command: UserCommand) -> ExitCode {
+    block_on(user(command))
+}
+
+fn block_on(work: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(work) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn open(url: &str) -> Result<Access, String> {
+    let store = store::connect(url)
+        .await
+        .map_err(|e| format!("cannot open the database at {}: {e}", redact_url(url)))?;
+    Ok(Access::new(store, Clock::system(), false))
+}
+
+async fn token(command: TokenCommand) -> Result<(), String> {
+    match command {
+        TokenCommand::Create {
+            name,
+            permissions,
+            database,
+        } => {
+            let name = name.trim();
+            if name.is_empty() || name.len() > 100 {
+                return Err("--name must be 1 to 100 characters".into());
+            }
+            let access = open(&database.database_url).await?;
+            let made = access
+                .create_token(name, permissions)
+                .await
+                .map_err(|e| match e {
+                    StoreError::AlreadyExists => format!(
+                        "a live token is already named `{name}`; revoke it first or pick another name"
+                    ),
+                    e => format!("cannot create the token: {e}"),
+                })?;
+            println!(
+                "Created token `{}` (id {}) with {}.",
+                made.row.name,
+                made.row.id,
+                describe(&made.row.permissions)
+            );
+            println!(
+                "Copy it now; it is not shown again. Send it as `Authorization: Bearer <token>`:"
+            );
+            println!("{}", made.secret);
+            Ok(())
+        }
+        TokenCommand::List { database } => {
+            let access = open(&database.database_url).await?;
+            let tokens = access
+                .list_tokens()
+                .await
+                .map_err(|e| format!("cannot list tokens: {e}"))?;
+            if tokens.is_empty() {
+                println!("No tokens yet; create one with `kandev-recovery token create`.");
+                return Ok(());
+            }
+            println!(
+                "{:<32}  {:<24}  {:<20}  {:<8}  PERMISSIONS",
+                "ID", "NAME", "CREATED (UTC)", "STATE"
+            );
+            for t in tokens {
+                println!(
+                    "{:<32}  {:<24}  {:<20}  {:<8}  {}",
+                    t.id,
+                    t.name,
+                    time(t.created_at_ms),
+                    if t.revoked_at_ms.is_some() {
+                        "revoked"
+                    } else {
+                        "live"
+                    },
+                    t.permissions
+                );
+            }
+            Ok(())
+        }
+        TokenCommand::Revoke { token, database } => {
+            let access = open(&database.database_url).await?;
+            let revoked = access
+                .revoke_token(token.trim())
+                .await
+                .map_err(|e| format!("cannot revoke the token: {e}"))?;
+            if revoked.is_empty() {
+                return Err(format!(
+                    "no live token has the name or id `{token}`; `kandev-recovery token list` shows them"
+                ));
+            }
+            for t in revoked {
+                println!("Revoked token `{}` (id {}).", t.name, t.id);
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn user(command: UserCommand) -> Result<(), String> {
+    match command {
+        UserCommand::Add {
+            name,
+            permissions,
+            url,
+            database,
+        } => {
+            let name = name.trim();
+            if name.is_empty() || name.len() > 100 {
+                return Err("the name must be 1 to 100 characters".into());
+            }
+            let base = url.trim_end_matches('/');
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                return Err(format!(
+                    "--url must be an http:// or https:// address, not `{url}`"
+                ));
+            }
+            let access = open(&database.database_url).await?;
+            let user = access
+                .create_user(name, permissions)
+                .await
+                .map_err(|e| match e {
+                    StoreError::AlreadyExists => format!("a user is already named `{name}`"),
+                    e => format!("cannot add the user: {e}"),
+                })?;
+            let path = access
+                .sign_in_path(&user)
+                .await
+                .map_err(|e| format!("cannot make the sign-in link: {e}"))?;
+            println!(
+                "Added `{}` with {}. Their sign-in link works once, for {} hours:",
+                user.name,
+                describe(&user.permissions),
+                super::access::SIGN_IN_LINK_HOURS
+            );
+            println!("{base}{path}");
+            Ok(())
+        }
+    }
+}
+
+fn describe(stored: &str) -> String {
+    let list = Permissions::from_stored(stored).list();
+    let names: Vec<&str> = list.iter().map(|p| p.as_str()).collect();
+    format!(
+        "permission{} {}",
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )
+}
+
+fn time(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_default()
+}

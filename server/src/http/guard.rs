@@ -1,0 +1,139 @@
+//! The HTTP shell around `crate::auth`: the guard every route in the route
+//! list is wrapped in, and the extractor a handler reads its caller from.
+//!
+//! The whole router carries the [`Access`] service as a request extension
+//! ([`router`](super::router) adds it); each route's guard checks the
+//! request's credential against that route's [`Rule`] before the handler
+//! (or its body extractor) runs. A route without the extension answers 500:
+//! a router assembled without access control fails closed.
+
+use super::error::HttpError;
+use crate::auth::rules::{decide, Credential, Decision, Principal, Rule};
+use crate::auth::{Access, Permission};
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::MethodRouter;
+
+/// `method_router` admitting only the requests `rule` allows (its 405
+/// answer for other methods is left alone).
+pub fn guarded<S: Clone + Send + Sync + 'static>(
+    rule: Rule,
+    method_router: MethodRouter<S>,
+) -> MethodRouter<S> {
+    method_router.route_layer(axum::middleware::from_fn_with_state(rule, guard))
+}
+
+async fn guard(State(rule): State<Rule>, req: Request, next: Next) -> Response {
+    check(rule, req, next).await
+}
+
+/// Whether a method changes something (and so, from a browser, needs the
+/// CSRF token).
+pub fn mutating(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Checks `rule`; on success the [`Principal`] is handed to the handler as
+/// a request extension.
+pub async fn check(rule: Rule, mut req: Request, next: Next) -> Response {
+    let access = req.extensions().get::<Access>().cloned();
+    let verdict = admit(rule, access.clone(), req.headers(), req.method()).await;
+    match verdict {
+        Ok(Some(principal)) => {
+            // Evidence is rate-limited per credential, before anything is
+            // read or recorded.
+            if rule == Rule::Need(Permission::EvidenceSubmit) {
+                if let Some(Err(seconds)) = access.map(|a| a.take_evidence(&principal)) {
+                    return HttpError::RateLimited(seconds).into_response();
+                }
+            }
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        Ok(None) => next.run(req).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The verdict for a request under `rule`: the principal when there is one.
+pub async fn admit(
+    rule: Rule,
+    access: Option<Access>,
+    headers: &HeaderMap,
+    method: &Method,
+) -> Result<Option<Principal>, HttpError> {
+    if rule == Rule::Public {
+        return Ok(None);
+    }
+    let Some(access) = access else {
+        return Err(HttpError::Internal(
+            "the access layer is missing from this router".into(),
+        ));
+    };
+    let credential = access.resolve(headers).await?;
+    match decide(rule, &credential, mutating(method)) {
+        Decision::Allow => Ok(match credential {
+            Credential::Valid(p) => Some(p),
+            _ => None,
+        }),
+        Decision::Unauthenticated(m) => Err(HttpError::Unauthorized(m)),
+        Decision::Forbidden(m) => Err(HttpError::Forbidden(m)),
+    }
+}
+
+/// The caller the guard admitted. Only on routes whose rule is not
+/// [`Rule::Public`].
+pub struct Caller(pub Principal);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .map(Caller)
+            .ok_or_else(|| {
+                HttpError::Unauthorized(
+                    "Sign in, or send an API token as `Authorization: Bearer <token>`.".into(),
+                )
+            })
+    }
+}
+
+/// The pages' guard: like [`Rule::SignedIn`], but a visitor without a
+/// valid credential gets a page saying how to sign in, not JSON.
+pub async fn page_guard(mut req: Request, next: Next) -> Response {
+    let access = req.extensions().get::<Access>().cloned();
+    let verdict = admit(Rule::SignedIn, access, req.headers(), req.method()).await;
+    match verdict {
+        Ok(principal) => {
+            if let Some(p) = principal {
+                req.extensions_mut().insert(p);
+            }
+            next.run(req).await
+        }
+        Err(HttpError::Unauthorized(_)) => sign_in_page(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// What a visitor who is not signed in sees.
+fn sign_in_page() -> Response {
+    let body = r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in · Provider Error Recovery</title><link rel="icon" type="image/svg+xml" href="/favicon.svg"></head>
+<body><main><h1>Sign in to Provider Error Recovery</h1>
+<p>Open the sign-in link the server printed when it first started, or ask an administrator for one
+(<code>kandev-recovery user add NAME --permissions …</code>).</p></main></body></html>"#;
+    (
+        axum::http::StatusCode::UNAUTHORIZED,
+        [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}

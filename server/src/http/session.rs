@@ -1,0 +1,147 @@
+//! Browser sign-in: the one-time link opens a session (an HttpOnly,
+//! SameSite=Strict cookie, Secure behind HTTPS) plus the CSRF token the page
+//! sends with every write; `/api/v1/session` says who is signed in, and
+//! signing out ends the session.
+
+use super::error::{HttpError, HttpResult};
+use super::extract::Query;
+use super::guard::Caller;
+use super::AppState;
+use crate::auth::access::{CSRF_COOKIE, SESSION_COOKIE};
+use crate::auth::{secret, Principal, Via};
+use app::api::{ApiError, Viewer};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+
+/// What the UI sees of a principal.
+pub fn viewer_of(p: &Principal) -> Viewer {
+    Viewer {
+        name: p.name.clone(),
+        permissions: p
+            .permissions
+            .list()
+            .into_iter()
+            .map(|p| p.as_str().to_string())
+            .collect(),
+        session: matches!(p.via, Via::Session { .. }),
+    }
+}
+
+/// Who is asking: the signed-in person or the token.
+#[utoipa::path(get, path = "/session", tag = "access",
+    responses((status = 200, body = Viewer), (status = 401, body = ApiError)))]
+pub async fn get(Caller(caller): Caller) -> Json<Viewer> {
+    Json(viewer_of(&caller))
+}
+
+/// Signs this browser out: the session ends at once and its cookies are
+/// cleared.
+#[utoipa::path(post, path = "/session/sign-out", tag = "access",
+    responses((status = 204), (status = 401, body = ApiError), (status = 403, body = ApiError)))]
+pub async fn sign_out(State(s): State<AppState>, headers: HeaderMap) -> HttpResult<Response> {
+    s.access.sign_out(&headers).await?;
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let secure = is_https(&headers);
+    for name in [SESSION_COOKIE, CSRF_COOKIE] {
+        append_cookie(
+            &mut response,
+            &format!("{name}=; Max-Age=0"),
+            name == SESSION_COOKIE,
+            secure,
+        );
+    }
+    Ok(response)
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SignInQuery {
+    pub code: Option<String>,
+}
+
+/// `GET /sign-in?code=…`: uses up the link, opens a session and goes to the
+/// profiles.
+pub async fn sign_in(
+    State(s): State<AppState>,
+    headers: HeaderMap,
+    Query(q): Query<SignInQuery>,
+) -> Response {
+    let Some(code) = q.code.filter(|c| !c.is_empty()) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "This address needs the code from a sign-in link.",
+        );
+    };
+    let session = match s.access.redeem(&code).await {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            return page(
+                StatusCode::UNAUTHORIZED,
+                "This sign-in link was already used or has expired. Ask an administrator for a new one \
+                 (kandev-recovery user add NAME --permissions …).",
+            )
+        }
+        Err(e) => return HttpError::from(e).into_response(),
+    };
+    tracing::info!(user = %session.user.name, "signed in");
+    let mut response = (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, HeaderValue::from_static("/profiles"))],
+    )
+        .into_response();
+    let secure = is_https(&headers);
+    let age = session.max_age_seconds;
+    append_cookie(
+        &mut response,
+        &format!("{SESSION_COOKIE}={}; Max-Age={age}", session.secret),
+        true,
+        secure,
+    );
+    // Readable by this site's pages (not HttpOnly): the app sends it back
+    // as `x-csrf-token`; another site can neither read it nor send it.
+    append_cookie(
+        &mut response,
+        &format!(
+            "{CSRF_COOKIE}={}; Max-Age={age}",
+            secret::csrf_of(&session.secret)
+        ),
+        false,
+        secure,
+    );
+    response
+}
+
+/// Behind a TLS-terminating proxy the request says so; the cookie is then
+/// only ever sent over HTTPS.
+fn is_https(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("https"))
+}
+
+fn append_cookie(response: &mut Response, cookie: &str, http_only: bool, secure: bool) {
+    let value = format!(
+        "{cookie}; Path=/; SameSite=Strict{}{}",
+        if http_only { "; HttpOnly" } else { "" },
+        if secure { "; Secure" } else { "" }
+    );
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+}
+
+fn page(status: StatusCode, message: &str) -> Response {
+    let body = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Sign in · Provider Error Recovery</title></head>\
+         <body><main><h1>Sign in</h1><p>{message}</p></main></body></html>"
+    );
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}

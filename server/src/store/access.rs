@@ -1,0 +1,278 @@
+//! The access tables (API tokens, users, sign-in links, sessions), for
+//! both engines from one body like [`super::sql`]. Only digests of secrets
+//! ever reach these methods.
+
+use super::{PgStore, Result, SqliteStore};
+use async_trait::async_trait;
+
+/// An API token row. `secret_hash` is the SHA-256 of the secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenRow {
+    pub id: String,
+    pub name: String,
+    pub secret_hash: String,
+    pub permissions: String,
+    pub created_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+}
+
+/// A person who signs in in the browser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub id: String,
+    pub name: String,
+    pub permissions: String,
+    pub created_at_ms: i64,
+}
+
+#[async_trait]
+pub trait AccessStore: Send + Sync {
+    /// A live name already taken answers `AlreadyExists`.
+    async fn insert_token(&self, row: &TokenRow) -> Result<()>;
+
+    /// Every token, live and revoked, oldest first.
+    async fn list_tokens(&self) -> Result<Vec<TokenRow>>;
+
+    /// Revokes the live token whose id or name is `id_or_name`; answers the
+    /// revoked rows (none when nothing matched).
+    async fn revoke_token(&self, id_or_name: &str, now_ms: i64) -> Result<Vec<TokenRow>>;
+
+    /// The live token with this digest.
+    async fn live_token(&self, secret_hash: &str) -> Result<Option<TokenRow>>;
+
+    async fn count_users(&self) -> Result<i64>;
+
+    /// A name already taken answers `AlreadyExists`.
+    async fn insert_user(&self, row: &UserRow) -> Result<()>;
+
+    async fn user_named(&self, name: &str) -> Result<Option<UserRow>>;
+
+    async fn insert_sign_in_link(
+        &self,
+        secret_hash: &str,
+        user_id: &str,
+        expires_at_ms: i64,
+    ) -> Result<()>;
+
+    /// Uses up a sign-in link: it is deleted whether or not it is still
+    /// valid; answers its user while it had not expired at `now_ms`.
+    async fn take_sign_in_link(&self, secret_hash: &str, now_ms: i64) -> Result<Option<UserRow>>;
+
+    async fn insert_session(
+        &self,
+        secret_hash: &str,
+        user_id: &str,
+        created_at_ms: i64,
+        expires_at_ms: i64,
+    ) -> Result<()>;
+
+    /// The user of the session with this digest, while it has not expired.
+    async fn session_user(&self, secret_hash: &str, now_ms: i64) -> Result<Option<UserRow>>;
+
+    async fn delete_session(&self, secret_hash: &str) -> Result<()>;
+}
+
+type TokenTuple = (String, String, String, String, i64, Option<i64>);
+type UserTuple = (String, String, String, i64);
+
+fn token_row(t: TokenTuple) -> TokenRow {
+    TokenRow {
+        id: t.0,
+        name: t.1,
+        secret_hash: t.2,
+        permissions: t.3,
+        created_at_ms: t.4,
+        revoked_at_ms: t.5,
+    }
+}
+
+fn user_row(t: UserTuple) -> UserRow {
+    UserRow {
+        id: t.0,
+        name: t.1,
+        permissions: t.2,
+        created_at_ms: t.3,
+    }
+}
+
+const TOKEN_COLUMNS: &str = "id, name, secret_hash, permissions, created_at, revoked_at";
+const USER_COLUMNS: &str = "id, name, permissions, created_at";
+
+macro_rules! impl_access {
+    ($store:ty) => {
+        #[async_trait]
+        impl AccessStore for $store {
+            async fn insert_token(&self, row: &TokenRow) -> Result<()> {
+                let _w = self.writer().await;
+                sqlx::query(&format!(
+                    "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+                ))
+                .bind(&row.id)
+                .bind(&row.name)
+                .bind(&row.secret_hash)
+                .bind(&row.permissions)
+                .bind(row.created_at_ms)
+                .bind(row.revoked_at_ms)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn list_tokens(&self) -> Result<Vec<TokenRow>> {
+                let rows: Vec<TokenTuple> = sqlx::query_as(&format!(
+                    "SELECT {TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, name"
+                ))
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(rows.into_iter().map(token_row).collect())
+            }
+
+            async fn revoke_token(&self, id_or_name: &str, now_ms: i64) -> Result<Vec<TokenRow>> {
+                let _w = self.writer().await;
+                let rows: Vec<TokenTuple> = sqlx::query_as(&format!(
+                    "UPDATE api_tokens SET revoked_at = $1 \
+                     WHERE revoked_at IS NULL AND (id = $2 OR name = $2) RETURNING {TOKEN_COLUMNS}"
+                ))
+                .bind(now_ms)
+                .bind(id_or_name)
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(rows.into_iter().map(token_row).collect())
+            }
+
+            async fn live_token(&self, secret_hash: &str) -> Result<Option<TokenRow>> {
+                let row: Option<TokenTuple> = sqlx::query_as(&format!(
+                    "SELECT {TOKEN_COLUMNS} FROM api_tokens \
+                     WHERE secret_hash = $1 AND revoked_at IS NULL"
+                ))
+                .bind(secret_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(token_row))
+            }
+
+            async fn count_users(&self) -> Result<i64> {
+                Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users")
+                    .fetch_one(&self.pool)
+                    .await?)
+            }
+
+            async fn insert_user(&self, row: &UserRow) -> Result<()> {
+                let _w = self.writer().await;
+                sqlx::query(&format!(
+                    "INSERT INTO users ({USER_COLUMNS}) VALUES ($1, $2, $3, $4)"
+                ))
+                .bind(&row.id)
+                .bind(&row.name)
+                .bind(&row.permissions)
+                .bind(row.created_at_ms)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn user_named(&self, name: &str) -> Result<Option<UserRow>> {
+                let row: Option<UserTuple> = sqlx::query_as(&format!(
+                    "SELECT {USER_COLUMNS} FROM users WHERE name = $1"
+                ))
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(user_row))
+            }
+
+            async fn insert_sign_in_link(
+                &self,
+                secret_hash: &str,
+                user_id: &str,
+                expires_at_ms: i64,
+            ) -> Result<()> {
+                let _w = self.writer().await;
+                sqlx::query(
+                    "INSERT INTO sign_in_links (secret_hash, user_id, expires_at) VALUES ($1, $2, $3)",
+                )
+                .bind(secret_hash)
+                .bind(user_id)
+                .bind(expires_at_ms)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn take_sign_in_link(
+                &self,
+                secret_hash: &str,
+                now_ms: i64,
+            ) -> Result<Option<UserRow>> {
+                let _w = self.writer().await;
+                let link: Option<(String, i64)> = sqlx::query_as(
+                    "DELETE FROM sign_in_links WHERE secret_hash = $1 RETURNING user_id, expires_at",
+                )
+                .bind(secret_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+                let Some((user_id, expires_at)) = link else {
+                    return Ok(None);
+                };
+                if expires_at <= now_ms {
+                    return Ok(None);
+                }
+                let row: Option<UserTuple> = sqlx::query_as(&format!(
+                    "SELECT {USER_COLUMNS} FROM users WHERE id = $1"
+                ))
+                .bind(user_id)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(user_row))
+            }
+
+            async fn insert_session(
+                &self,
+                secret_hash: &str,
+                user_id: &str,
+                created_at_ms: i64,
+                expires_at_ms: i64,
+            ) -> Result<()> {
+                let _w = self.writer().await;
+                sqlx::query(
+                    "INSERT INTO sessions (secret_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+                )
+                .bind(secret_hash)
+                .bind(user_id)
+                .bind(created_at_ms)
+                .bind(expires_at_ms)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn session_user(
+                &self,
+                secret_hash: &str,
+                now_ms: i64,
+            ) -> Result<Option<UserRow>> {
+                let row: Option<UserTuple> = sqlx::query_as(
+                    "SELECT u.id, u.name, u.permissions, u.created_at FROM sessions s \
+                     JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1 AND s.expires_at > $2",
+                )
+                .bind(secret_hash)
+                .bind(now_ms)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(user_row))
+            }
+
+            async fn delete_session(&self, secret_hash: &str) -> Result<()> {
+                let _w = self.writer().await;
+                sqlx::query("DELETE FROM sessions WHERE secret_hash = $1")
+                    .bind(secret_hash)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+        }
+    };
+}
+
+impl_access!(SqliteStore);
+impl_access!(PgStore);
