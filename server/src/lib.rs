@@ -26,6 +26,8 @@
 //! - [`clock`]: the one injectable source of time.
 //! - [`config`]: command-line and environment configuration.
 //! - [`telemetry`]: structured logs; [`meters`]: Prometheus metrics.
+//! - [`bench`]: `kandev-recovery bench` — the figures of this machine, and
+//!   the fixtures the `cargo bench` benchmarks share with it.
 //!
 //! Wire types, wording and the policy document live in the `app` crate,
 //! which the browser runs too.
@@ -33,6 +35,7 @@
 // Leptos view types nest deeply; their Send checks need more room.
 #![recursion_limit = "256"]
 
+pub mod bench;
 pub mod circuits;
 pub mod classify;
 pub mod clock;

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         } => server::classify::cli::run_catalogue_score(&files, gate, verbose),
         Command::Run(args) => server::runner::run(args),
         Command::Demo(args) => serve(args.into()),
+        Command::Bench(args) => server::bench::run(args),
     }
 }
 
