@@ -15,7 +15,9 @@
 
 use chrono::{DateTime, Utc};
 use criterion::{black_box, criterion_group, Criterion, Throughput};
-use server::classify::{classify_at, fixtures, Catalogue, Evidence};
+use server::bench::classifier::classify_one;
+use server::bench::fixtures;
+use server::classify::{Catalogue, Evidence};
 use std::time::Instant;
 
 /// The allocator the `kandev-recovery` binary uses, so the figures are the
@@ -23,43 +25,21 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/corpus/public.jsonl"
-);
-
-/// Each envelope as the JSON line an adapter would send. Falls back to the
-/// catalogue fixtures when the corpus is not checked out.
+/// The public corpus's envelopes (else the catalogue fixtures), shared
+/// with `kandev-recovery bench`.
 fn envelopes() -> Vec<String> {
-    match std::fs::read_to_string(CORPUS) {
-        Ok(text) => text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .map(|v| v["evidence"].to_string())
-            .collect(),
-        Err(_) => {
-            eprintln!("corpus not found at {CORPUS}; benchmarking the fixtures instead");
-            fixtures::builtin_fixtures()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|f| f.evidence.to_string())
-                .collect()
-        }
+    let (lines, source) = fixtures::envelopes();
+    if source != "public corpus" {
+        eprintln!(
+            "corpus not found at {}; benchmarking the {source} instead",
+            fixtures::CORPUS
+        );
     }
+    lines
 }
 
 fn now() -> DateTime<Utc> {
-    "2026-11-30T12:00:00Z"
-        .parse()
-        .unwrap_or_else(|_| Utc::now())
-}
-
-fn classify_one(catalogue: &Catalogue, line: &str, now: DateTime<Utc>) -> usize {
-    match Evidence::from_json_str(line) {
-        Ok(ev) => classify_at(catalogue, &ev, now).safe_excerpt.len(),
-        Err(_) => 0,
-    }
+    fixtures::corpus_now()
 }
 
 fn throughput(c: &mut Criterion) {

@@ -16,7 +16,8 @@
 //! changes the 100,000.
 
 use app::route::{Caller, CallerKind};
-use serde_json::json;
+use server::bench::fixtures;
+use server::bench::stats::percentile;
 use server::clock::{Clock, SharedClock};
 use server::http::{AppState, Server, Setup};
 use server::routes::CreateRoute;
@@ -31,51 +32,16 @@ fn state(store: DynStore, clock: SharedClock) -> AppState {
     AppState::new(&Setup::new(store, clock))
 }
 
-fn overloaded(route: &app::route::RouteSnapshot) -> serde_json::Value {
-    json!({"generation": route.generation, "invocation_id": route.invocation_id,
-           "prompt_generation": route.prompt_generation, "agent": "claude-code", "provider_id": "anthropic",
-           "items": [{"kind": "http", "status": 529, "headers": {},
-                      "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}]})
-}
-
 async fn profile(s: &AppState, initial_seconds: u32) -> app::ids::ProfileId {
-    let policy = json!({"version": 1,
-        "transient": {"retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": initial_seconds},
-                      "wait_for_reset": {"enabled": false}, "on_exhausted": "skip"},
-        "hard": {"retry": {"enabled": false}, "wait_for_reset": {"enabled": false}, "on_exhausted": "skip"}});
-    s.profiles
-        .create(&json!({"name": "bench", "candidates": [{"label": "A", "agent": "a", "policy": policy}, {"label": "B", "agent": "b"}]}))
-        .await
-        .unwrap()
-        .id
+    fixtures::profile(s, initial_seconds).await.unwrap()
 }
 
 /// Creates `n` routes on `profile_id` and reports one failure for each from
 /// `WORKERS` tasks; answers (failure reports per second).
 async fn report_failures(s: &AppState, profile_id: &app::ids::ProfileId, n: usize) -> f64 {
-    let mut routes = Vec::with_capacity(n);
-    for chunk in (0..n).collect::<Vec<_>>().chunks(WORKERS * 64) {
-        let mut tasks = Vec::new();
-        for i in chunk {
-            let r = s.routes.clone();
-            let p = profile_id.clone();
-            let i = *i;
-            tasks.push(tokio::spawn(async move {
-                r.create(CreateRoute {
-                    profile_id: p,
-                    caller: Caller {
-                        kind: CallerKind::Kanban,
-                        reference: format!("b{i}"),
-                    },
-                })
-                .await
-                .unwrap()
-            }));
-        }
-        for t in tasks {
-            routes.push(t.await.unwrap());
-        }
-    }
+    let routes = fixtures::create_routes(s, profile_id, n, "b")
+        .await
+        .unwrap();
     let routes = Arc::new(routes);
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();
@@ -87,7 +53,7 @@ async fn report_failures(s: &AppState, profile_id: &app::ids::ProfileId, n: usiz
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(route) = routes.get(i) else { break };
                 let answer = r
-                    .report_failure(&route.id, &overloaded(route))
+                    .report_failure(&route.id, &fixtures::overloaded(route))
                     .await
                     .unwrap();
                 assert_eq!(answer.decision.kind, app::route::DecisionKind::Retry);
@@ -98,10 +64,6 @@ async fn report_failures(s: &AppState, profile_id: &app::ids::ProfileId, n: usiz
         t.await.unwrap();
     }
     n as f64 / started.elapsed().as_secs_f64()
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
 async fn lateness(url: &str, engine: &str) -> Vec<f64> {
@@ -190,7 +152,7 @@ async fn run(engine: &str, url: &str, pending: usize) {
         if batch.len() == 10 {
             for r in batch.drain(..) {
                 s.routes
-                    .report_failure(&r.id, &overloaded(&r))
+                    .report_failure(&r.id, &fixtures::overloaded(&r))
                     .await
                     .unwrap();
             }

@@ -60,6 +60,39 @@ pub enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Measure this machine: the database's raw commit ceiling, the
+    /// classifier, committed decisions through the HTTP API, timer
+    /// lateness, restart reconciliation, event fan-out, memory and the web
+    /// app. Progress goes to stderr; the figures to stdout.
+    ///
+    /// Without --database-url it works on a temporary SQLite file that it
+    /// creates and removes. With a PostgreSQL URL it creates its own
+    /// scratch databases (`bench_…`) on that server and drops them at the
+    /// end: the database the URL names is never written.
+    Bench(BenchArgs),
+}
+
+/// `kandev-recovery bench` options.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Smaller sizes (finishes in under a minute): for CI, to keep the
+    /// command working, not for figures.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Print the figures as one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// A PostgreSQL server to measure (`postgres://user@host:5432/db`):
+    /// its scratch databases are created from this URL's server and
+    /// dropped afterwards. Deliberately not read from DATABASE_URL.
+    #[arg(long, value_name = "URL")]
+    pub database_url: Option<String>,
+
+    /// Directory holding the built site, for the WASM bundle's size.
+    #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
+    pub site_root: String,
 }
 
 #[derive(Debug, Subcommand)]

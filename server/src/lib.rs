@@ -30,6 +30,8 @@
 //! - [`clock`]: the one injectable source of time.
 //! - [`config`]: command-line and environment configuration.
 //! - [`telemetry`]: structured logs; [`meters`]: Prometheus metrics.
+//! - [`bench`]: `kandev-recovery bench` — the figures of this machine, and
+//!   the fixtures the `cargo bench` benchmarks share with it.
 //!
 //! Wire types, wording and the policy document live in the `app` crate,
 //! which the browser runs too.
@@ -38,6 +40,7 @@
 #![recursion_limit = "256"]
 
 pub mod auth;
+pub mod bench;
 pub mod circuits;
 pub mod classify;
 pub mod clock;

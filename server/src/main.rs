@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Command::Token { command } => server::auth::cli::run_token(command),
         Command::User { command } => server::auth::cli::run_user(command),
         Command::Demo(args) => serve(args.into()),
+        Command::Bench(args) => server::bench::run(args),
     }
 }
 

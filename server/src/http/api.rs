@@ -6,7 +6,9 @@
 
 use super::guard::guarded;
 use super::openapi::ApiDoc;
-use super::{circuits, health, profiles, prometheus, routes, session, AppState, HttpError, HttpResult};
+use super::{
+    circuits, health, profiles, prometheus, routes, session, AppState, HttpError, HttpResult,
+};
 use crate::auth::{Permission, Rule};
 use crate::classify::{Catalogue, CatalogueSummary, UnknownSnapshot};
 use axum::extract::State;

@@ -19,17 +19,22 @@ pub struct PgStore {
 impl PgStore {
     /// Connects and runs the PostgreSQL migrations.
     pub async fn connect(url: &str) -> Result<PgStore> {
-        let pool = PgPoolOptions::new()
-            .max_connections(16)
-            .acquire_timeout(Duration::from_secs(10))
-            .connect(url)
-            .await?;
+        let pool = Self::pool_options().connect(url).await?;
         sqlx::migrate!("../migrations/postgres").run(&pool).await?;
         Ok(PgStore { pool })
     }
 }
 
 impl PgStore {
+    /// The pool the store connects with (durability is the server's own
+    /// `synchronous_commit`), so `kandev-recovery bench` measures the raw
+    /// commit ceiling through the same one.
+    pub fn pool_options() -> PgPoolOptions {
+        PgPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(10))
+    }
+
     /// Wraps a pool whose database is already migrated (tests use this to
     /// open a read-only connection to an existing database).
     pub fn from_migrated_pool(pool: PgPool) -> PgStore {

@@ -90,7 +90,7 @@ fn sum(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
 }
 
 async fn scrape(url: &str) -> (String, Vec<Sample>) {
-    let resp = reqwest::get(url).await.expect("scrape");
+    let resp = crate::support::get(url).await.expect("scrape");
     assert_eq!(resp.status(), 200);
     let content_type = resp
         .headers()

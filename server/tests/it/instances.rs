@@ -144,6 +144,8 @@ async fn copy_rows(
 async fn postgres_three_servers_fire_every_schedule_once_through_a_crash() {
     const ROUTES: i64 = 10_000;
     let db = TestDb::with_prefix(Engine::Postgres, "scaleout").await;
+    // The servers check tokens: the test acts as the administrator.
+    crate::support::grant_admin(&db.store).await;
     let mut servers = start_three(&db.url).await;
     let api = &servers[0].api;
     // One route as the service writes it, waiting on a retry an hour out.
@@ -306,6 +308,8 @@ async fn postgres_three_servers_fire_every_schedule_once_through_a_crash() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_rolling_restart_stops_no_healthy_work() {
     let db = TestDb::with_prefix(Engine::Postgres, "scaleout").await;
+    // The servers check tokens: the test acts as the administrator.
+    crate::support::grant_admin(&db.store).await;
     let mut servers = start_three(&db.url).await;
     let profile = servers[0]
         .api
@@ -397,6 +401,8 @@ async fn postgres_a_rolling_restart_stops_no_healthy_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_commits_on_one_server_wake_streams_and_claims_on_another() {
     let db = TestDb::with_prefix(Engine::Postgres, "scaleout").await;
+    // The servers check tokens: the test acts as the administrator.
+    crate::support::grant_admin(&db.store).await;
     let (a, b) = tokio::join!(start(&db.url), start(&db.url));
     let profile = a
         .api
@@ -406,7 +412,7 @@ async fn postgres_commits_on_one_server_wake_streams_and_claims_on_another() {
             policy(0, 0, 0, "stop"),
         )])
         .await;
-    let mut stream = reqwest::Client::new()
+    let mut stream = crate::support::client()
         .get(format!("{}/api/v1/events", b.api.base))
         .send()
         .await
