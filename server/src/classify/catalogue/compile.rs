@@ -435,3 +435,50 @@ fn text_prefilters(matcher: MatcherBuilder, problems: &mut Problems) -> Option<M
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::classify::catalogue::{Catalogue, CATALOGUE_SOURCE};
+
+    fn problems(catalogue: &str, rules: &str) -> Vec<String> {
+        match Catalogue::from_sources(catalogue, &[("rules/test.toml", rules)]) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.problems,
+        }
+    }
+
+    #[test]
+    fn problems_name_their_file_entry_and_field() {
+        let p = problems(
+            CATALOGUE_SOURCE.1,
+            "[[rule]]\nid = \"x.a\"\ntier = \"best\"\ncode = \"cancelled\"\ntext = '(a'\n",
+        );
+        assert_eq!(p.len(), 3, "{p:#?}");
+        assert_eq!(
+            p[0],
+            "rules/test.toml, rule `x.a`, field `tier`: unknown tier `best`"
+        );
+        assert!(
+            p[1].starts_with("rules/test.toml, rule `x.a`, field `text`: bad text pattern: "),
+            "{p:#?}"
+        );
+        assert_eq!(
+            p[2],
+            "rules/test.toml, rule `x.a`: a rule needs at least one positive condition"
+        );
+        let broken = CATALOGUE_SOURCE.1.replacen(
+            "class = \"hard\"\nscope = \"model\"",
+            "class = \"fatal\"\nscope = \"model\"",
+            1,
+        );
+        let p = problems(&broken, "");
+        assert!(
+            p.iter().any(|x| x.starts_with("catalogue.toml, code `")
+                && x.ends_with("`, field `class`: unknown class `fatal`")),
+            "{p:#?}"
+        );
+        let p = problems("version = ", "");
+        assert_eq!(p.len(), 1);
+        assert!(p[0].starts_with("catalogue.toml: "), "{p:#?}");
+    }
+}
