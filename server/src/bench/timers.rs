@@ -93,7 +93,7 @@ pub async fn restart(url: &str) -> anyhow::Result<(Server, Duration)> {
     let server = Server::start(AppState::new(&Setup::new(store.clone(), Clock::system())))
         .await
         .map_err(|e| anyhow::anyhow!("restart reconciliation failed: {e}"))?;
-    store.next_deadline().await?;
+    store.next_deadline(None).await?;
     Ok((server, t.elapsed()))
 }
 
