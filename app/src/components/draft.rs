@@ -95,22 +95,9 @@ fn json_number(f: f64) -> Value {
     if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 {
         json!(f as i64)
     } else {
-        // `from_f64` refuses only NaN and the infinities; naming them here
-        // keeps float formatting (`f64::to_string`) out of the bundle.
         serde_json::Number::from_f64(f)
             .map(Value::Number)
-            .unwrap_or_else(|| Value::String(non_finite_words(f).to_string()))
-    }
-}
-
-/// What `f64::to_string` writes for a value JSON cannot hold.
-fn non_finite_words(f: f64) -> &'static str {
-    if f.is_nan() {
-        "NaN"
-    } else if f > 0.0 {
-        "inf"
-    } else {
-        "-inf"
+            .unwrap_or(Value::String(f.to_string()))
     }
 }
 
@@ -367,20 +354,6 @@ mod tests {
         assert_eq!(number(""), Value::Null);
         assert_eq!(number("three"), json!("three"));
         assert_eq!(number("inf"), json!("inf"));
-    }
-
-    #[test]
-    fn overflowing_durations_read_as_float_text_did() {
-        for f in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            assert_eq!(json_number(f), json!(f.to_string()));
-        }
-        let owner = Owner::new();
-        owner.with(|| {
-            let d = DurationDraft::new(0, (5, Unit::Seconds), WAIT_UNITS);
-            d.unit.set(Unit::Days);
-            d.amount.set("1e306".into());
-            assert_eq!(d.to_json(), json!("inf"));
-        });
     }
 
     #[test]
