@@ -36,6 +36,7 @@ mod http_events;
 mod http_metrics;
 mod http_profiles;
 mod instances;
+mod model;
 mod routes_attempts;
 mod routes_circuits;
 mod routes_corrupt;

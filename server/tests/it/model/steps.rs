@@ -1,0 +1,190 @@
+//! What a sequence is made of: the profile it starts with and the steps
+//! it takes, as proptest strategies. Steps are chosen without looking at
+//! the route (a failure for a route that is waiting, an acknowledgement
+//! with nothing claimed): how the service answers those is part of what is
+//! checked. Every field shrinks towards the simplest case, so a failing
+//! sequence shrinks to a short one worth reading.
+
+use super::reference::{Act, Pol};
+use proptest::prelude::*;
+
+/// The profile a sequence starts with: `candidates` (1–3) with the first
+/// `candidates` of `policies`, and the rival route's single candidate on
+/// the resources of candidate `rival_on`.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub candidates: usize,
+    pub policies: Vec<(Pol, Pol)>,
+    pub rival_on: usize,
+}
+
+/// Whose invocation a report names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ident {
+    /// The route's current generation, invocation and prompt generation.
+    Current,
+    /// One generation back: an attempt the route has left.
+    OldGeneration,
+    /// Another invocation altogether.
+    OtherInvocation,
+}
+
+/// Timed evidence, relative to the test clock (the fixtures' own times
+/// are long past once the clock has moved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timed {
+    /// Claude Code's usage limit with its reset `secs` from now (hard).
+    UsageLimit,
+    /// Anthropic's per-minute rate limit, `retry-after: secs` (transient).
+    RetryAfter,
+}
+
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// A failure whose evidence is catalogue fixture `fixture` (modulo
+    /// their number), optionally at teardown or claiming a resumable retry
+    /// of the session an effect named.
+    Fail {
+        fixture: usize,
+        ident: Ident,
+        teardown: bool,
+        resumable: bool,
+    },
+    /// A failure with a reset or retry-after hint `secs` from now.
+    FailTimed {
+        timed: Timed,
+        secs: u32,
+        ident: Ident,
+    },
+    /// Output or tool use: for the current invocation, or (`late`) for the
+    /// invocation one generation back.
+    Effect {
+        late: bool,
+        session: bool,
+    },
+    Success {
+        ident: Ident,
+    },
+    /// Moves the test clock and fires what is due, then stops routes
+    /// whose dispatch lease ran out (what `POST /test/clock` does).
+    Advance {
+        secs: u32,
+    },
+    Action {
+        act: Act,
+        stale: bool,
+    },
+    Claim {
+        lease_secs: u32,
+    },
+    /// Acknowledges the dispatch claimed last, at its generation or a wrong one.
+    Ack {
+        stale: bool,
+    },
+    /// What a runner does: claim, then acknowledge at once.
+    Deliver {
+        lease_secs: u32,
+    },
+    /// A new revision of the profile: new policies, candidates rotated.
+    Edit {
+        policies: Vec<(Pol, Pol)>,
+        rotate: usize,
+    },
+    /// The store and the services re-opened on the same database, with the
+    /// start-up reconciliation `serve` runs.
+    Restart,
+    /// The rival route (another profile, on one of the same resources,
+    /// whose policy stops) fails, with a fixture's evidence or timed
+    /// evidence: it opens or extends that circuit.
+    RivalFail {
+        fixture: usize,
+        timed: Option<(Timed, u32)>,
+    },
+    /// The rival is retried by hand, so it can fail again.
+    RivalRetry,
+}
+
+pub fn pol() -> impl Strategy<Value = Pol> {
+    (
+        prop_oneof![2 => Just(0u32), 3 => 1u32..=3, 1 => Just(10u32)],
+        prop_oneof![Just(1u32), Just(5), Just(30), Just(3600)],
+        prop_oneof![2 => Just(0u32), 1 => Just(60u32), 1 => Just(600), 1 => Just(7200), 1 => Just(604_800)],
+        any::<bool>(),
+    )
+        .prop_map(|(retries, initial, wait, skip)| Pol {
+            retries,
+            initial: if retries > 0 { initial } else { 0 },
+            wait,
+            skip,
+        })
+}
+
+fn policies() -> impl Strategy<Value = Vec<(Pol, Pol)>> {
+    prop::collection::vec((pol(), pol()), 3)
+}
+
+pub fn setup() -> impl Strategy<Value = Setup> {
+    (1usize..=3, policies(), 0usize..3).prop_map(|(candidates, policies, rival_on)| Setup {
+        candidates,
+        policies,
+        rival_on: rival_on % candidates,
+    })
+}
+
+fn ident() -> impl Strategy<Value = Ident> {
+    prop_oneof![
+        8 => Just(Ident::Current),
+        1 => Just(Ident::OldGeneration),
+        1 => Just(Ident::OtherInvocation),
+    ]
+}
+
+fn seconds() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        6 => 0u32..=40,
+        2 => 41u32..=700,
+        1 => Just(3_600u32),
+        1 => Just(7_300u32),
+        1 => Just(90_000u32),
+    ]
+}
+
+fn timed() -> impl Strategy<Value = Timed> {
+    prop_oneof![Just(Timed::UsageLimit), Just(Timed::RetryAfter)]
+}
+
+fn act() -> impl Strategy<Value = Act> {
+    prop_oneof![
+        3 => Just(Act::RetryNow),
+        2 => Just(Act::SkipNow),
+        1 => Just(Act::Cancel),
+        1 => Just(Act::Stop),
+    ]
+}
+
+pub fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (any::<usize>(), ident(), prop::bool::weighted(0.1), prop::bool::weighted(0.2))
+            .prop_map(|(fixture, ident, teardown, resumable)| Step::Fail { fixture, ident, teardown, resumable }),
+        4 => (timed(), seconds(), ident())
+            .prop_map(|(timed, secs, ident)| Step::FailTimed { timed, secs, ident }),
+        2 => (prop::bool::weighted(0.3), any::<bool>())
+            .prop_map(|(late, session)| Step::Effect { late, session }),
+        3 => ident().prop_map(|ident| Step::Success { ident }),
+        6 => seconds().prop_map(|secs| Step::Advance { secs }),
+        6 => (act(), prop::bool::weighted(0.2))
+            .prop_map(|(act, stale)| Step::Action { act, stale }),
+        3 => prop_oneof![1u32..=5, 6u32..=120, Just(3_600u32)].prop_map(|lease_secs| Step::Claim { lease_secs }),
+        3 => prop::bool::weighted(0.2).prop_map(|stale| Step::Ack { stale }),
+        4 => (6u32..=600).prop_map(|lease_secs| Step::Deliver { lease_secs }),
+        1 => (policies(), 0usize..3).prop_map(|(policies, rotate)| Step::Edit { policies, rotate }),
+        1 => Just(Step::Restart),
+        3 => (any::<usize>(), prop::option::weighted(0.5, (timed(), seconds())))
+            .prop_map(|(fixture, timed)| Step::RivalFail { fixture, timed }),
+        2 => Just(Step::RivalRetry),
+    ]
+}
+
+pub fn steps(max: usize) -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec(step(), 1..=max)
+}
