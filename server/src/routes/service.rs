@@ -178,17 +178,25 @@ impl Routes {
         change.commit.event_kind = kind.to_string();
         change.commit.event_payload =
             serde_json::to_string(&snapshot).expect("snapshots serialise");
-        let has_schedule = change.commit.schedule.is_some();
-        let has_dispatch = change.commit.dispatch.is_some();
-        let event_id = self.store.commit(&change.commit).await?;
-        crate::meters::committed(&change.commit);
-        self.signals.announce(crate::store::Announcement {
-            event_id,
-            schedule: has_schedule,
-            dispatch: has_dispatch,
-        });
-        metrics::counter!(crate::meters::ROUTE_TRANSITIONS, "kind" => kind.to_string())
-            .increment(1);
+        let (store, signals, kind) = (self.store.clone(), self.signals.clone(), kind.to_string());
+        // Its own task: once queued, a transition is committed in its batch
+        // whether or not this request is still waited for (a client that
+        // hung up), and what committed is announced all the same, so no
+        // timer sleeps through a schedule nobody told it about.
+        tokio::spawn(async move {
+            let commit = change.commit;
+            let event_id = store.commit(&commit).await?;
+            crate::meters::committed(&commit);
+            signals.announce(crate::store::Announcement {
+                event_id,
+                schedule: commit.schedule.is_some(),
+                dispatch: commit.dispatch.is_some(),
+            });
+            metrics::counter!(crate::meters::ROUTE_TRANSITIONS, "kind" => kind).increment(1);
+            Ok::<_, StoreError>(())
+        })
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("committing a transition stopped: {e}")))??;
         Ok(snapshot)
     }
 

@@ -18,6 +18,7 @@
 //! server wake at once instead of at their next poll.
 
 mod access;
+pub(crate) mod group;
 mod postgres;
 mod rows;
 mod sql;
@@ -153,9 +154,18 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     async fn state_counts(&self) -> Result<StateCounts>;
 
     /// Applies one route transition atomically (see [`Commit`]); answers the
-    /// new event's id. A moved-on route answers `StaleGeneration` and
-    /// nothing is written.
+    /// new event's id once it is durable. A moved-on route answers
+    /// `StaleGeneration` and nothing is written. Concurrent transitions
+    /// are committed together by the store's writer (its `group` module), each
+    /// still all-or-nothing and answering alone.
     async fn commit(&self, commit: &Commit) -> Result<i64>;
+
+    /// Commits `commits` together, in this order, in one transaction, each
+    /// under its own savepoint: what the writer does with the transitions
+    /// queued at once. One answer per member, each as [`Store::commit`]
+    /// would give it; when the transaction itself fails, every member
+    /// fails and nothing is written.
+    async fn commit_all(&self, commits: &[Commit]) -> Vec<Result<i64>>;
 
     async fn get_route(&self, id: &str) -> Result<Option<RouteRow>>;
 

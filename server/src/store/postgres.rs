@@ -4,7 +4,7 @@
 //! `now()` decides due-ness, and each commit `NOTIFY`s the
 //! [`CHANNEL`] so every server's [`CommitListener`] hears it.
 
-use super::{sql::impl_store, Announcement, Engine, Result};
+use super::{group::GroupCommit, sql::impl_store, Announcement, Engine, Result};
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::PgPool;
 use std::time::Duration;
@@ -14,6 +14,8 @@ pub const CHANNEL: &str = "kandev_recovery_commits";
 
 pub struct PgStore {
     pub(crate) pool: PgPool,
+    /// Route transitions, committed in batches (see [`super::group`]).
+    pub(crate) group: GroupCommit,
 }
 
 impl PgStore {
@@ -21,7 +23,7 @@ impl PgStore {
     pub async fn connect(url: &str) -> Result<PgStore> {
         let pool = Self::pool_options().connect(url).await?;
         sqlx::migrate!("../migrations/postgres").run(&pool).await?;
-        Ok(PgStore { pool })
+        Ok(PgStore::from_migrated_pool(pool))
     }
 }
 
@@ -38,11 +40,20 @@ impl PgStore {
     /// Wraps a pool whose database is already migrated (tests use this to
     /// open a read-only connection to an existing database).
     pub fn from_migrated_pool(pool: PgPool) -> PgStore {
-        PgStore { pool }
+        PgStore {
+            pool,
+            group: GroupCommit::default(),
+        }
     }
 
     /// PostgreSQL handles concurrent writers itself (row locks).
     pub(crate) async fn writer(&self) -> Option<()> {
+        None
+    }
+
+    /// Batches need no queue either: one writer task per store, and the
+    /// event-order lock between servers.
+    pub(crate) fn batch_writer(&self) -> Option<std::sync::Arc<tokio::sync::Mutex<()>>> {
         None
     }
 
@@ -89,6 +100,7 @@ impl CommitListener {
 
 impl_store!(
     PgStore,
+    sqlx::Postgres,
     Engine::Postgres,
     begin = "BEGIN",
     // One transaction-scoped lock serialises event inserts so ids commit

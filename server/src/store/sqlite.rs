@@ -9,18 +9,22 @@
 //! database, not SQLite's exclusive locking mode: short-lived commands
 //! that open the database while a server runs keep working.
 
-use super::{sql::impl_store, Engine, Result, StoreError};
+use super::{group::GroupCommit, sql::impl_store, Engine, Result, StoreError};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub struct SqliteStore {
     pub(crate) pool: SqlitePool,
     /// SQLite has one writer at a time. Queueing this process's write
     /// transactions here, instead of in SQLite's busy handler (which sleeps
-    /// in growing steps), keeps commits back to back under load.
-    writer: tokio::sync::Mutex<()>,
+    /// in growing steps), keeps commits back to back under load. Shared
+    /// with the group-commit writer, which holds it for each batch.
+    writer: Arc<tokio::sync::Mutex<()>>,
+    /// Route transitions, committed in batches (see [`super::group`]).
+    pub(crate) group: GroupCommit,
 }
 
 impl SqliteStore {
@@ -65,12 +69,18 @@ impl SqliteStore {
     pub fn from_migrated_pool(pool: SqlitePool) -> SqliteStore {
         SqliteStore {
             pool,
-            writer: tokio::sync::Mutex::new(()),
+            writer: Arc::default(),
+            group: GroupCommit::default(),
         }
     }
 
     pub(crate) async fn writer(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         Some(self.writer.lock().await)
+    }
+
+    /// What the group-commit writer queues its batches behind.
+    pub(crate) fn batch_writer(&self) -> Option<Arc<tokio::sync::Mutex<()>>> {
+        Some(self.writer.clone())
     }
 
     /// One server per file, so its own in-process wake-ups are all there is.
@@ -153,6 +163,7 @@ impl ServerLock {
 
 impl_store!(
     SqliteStore,
+    sqlx::Sqlite,
     Engine::Sqlite,
     begin = "BEGIN IMMEDIATE",
     order_events = "",

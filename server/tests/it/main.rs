@@ -3,7 +3,8 @@
 //!
 //! The classifier (`classify_*`: CLI contract, collisions, corpus,
 //! fixtures, the fuzz crate's dependencies, leaks, properties, registry,
-//! timing), then the store, HTTP, route scenarios, races and crashes, most of which run on
+//! timing), then the store (`group_commit`: transitions committed in
+//! batches still succeed and fail alone), HTTP, route scenarios, races and crashes, most of which run on
 //! SQLite and PostgreSQL
 //! (`on_both_engines!`); PostgreSQL is expected at TEST_POSTGRES_URL
 //! (default postgres://postgres@127.0.0.1:5432/test).
@@ -32,6 +33,7 @@ mod classify_properties;
 mod classify_registry;
 mod classify_timing;
 mod fake_provider;
+mod group_commit;
 mod http_events;
 mod http_metrics;
 mod http_profiles;

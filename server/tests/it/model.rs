@@ -1155,3 +1155,126 @@ fn random_sequences_on_sqlite() {
 fn random_sequences_on_postgres() {
     random_sequences(Engine::Postgres);
 }
+
+// Fixed sequences, checked like the random ones. The first is what
+// proptest shrank a deliberately broken model to (one that waited for
+// every reset hint): kept as the smallest sequence that tells the
+// once-per-cycle rule apart. The others pin paths random runs reach only
+// now and then: a lease running out unacknowledged, and another route's
+// circuit holding this route's retry.
+
+fn pol(retries: u32, initial: u32, wait: u32, skip: bool) -> Pol {
+    Pol {
+        retries,
+        initial,
+        wait,
+        skip,
+    }
+}
+
+/// `candidates` candidates, all with transient policy `t` and hard policy `h`.
+fn uniform(candidates: usize, t: Pol, h: Pol, rival_on: usize) -> Setup {
+    Setup {
+        candidates,
+        policies: vec![(t, h); 3],
+        rival_on,
+    }
+}
+
+/// One fixed sequence on a fresh database; it must have recorded events
+/// of each kind in `reached` (so it still walks the path it pins).
+async fn replay(engine: Engine, setup: Setup, steps: Vec<Step>, reached: &[&str]) {
+    let mut w = World::new(engine).await;
+    if let Err(e) = w.sequence(&setup, &steps).await {
+        panic!("{e}");
+    }
+    let events = w.state.store.events_after(0, None, 10_000).await.unwrap();
+    for kind in reached {
+        assert!(
+            events.iter().any(|e| e.kind == *kind),
+            "no {kind} event: {:?}",
+            events.iter().map(|e| &e.kind).collect::<Vec<_>>()
+        );
+    }
+}
+
+fn retry_after(secs: u32) -> Step {
+    Step::FailTimed {
+        timed: Timed::RetryAfter,
+        secs,
+        ident: Ident::Current,
+    }
+}
+
+/// Two reset hints in one cycle: the first is waited for, the second
+/// (after the post-wait attempt failed) retries instead.
+async fn regression_reset_wait_once_per_cycle(engine: Engine) {
+    let p = pol(1, 1, 60, false);
+    let steps = vec![retry_after(1), Step::Advance { secs: 1 }, retry_after(1)];
+    replay(engine, uniform(1, p, p, 0), steps, &["route.fired"]).await;
+}
+
+/// A claimed retry whose lease runs out unacknowledged stops the route
+/// once; acknowledging it afterwards is refused, and nothing is re-sent.
+async fn regression_lease_runs_out(engine: Engine) {
+    let p = pol(2, 5, 0, true);
+    let steps = vec![
+        retry_after(0),
+        Step::Advance { secs: 5 },
+        Step::Claim { lease_secs: 3 },
+        Step::Advance { secs: 4 },
+        Step::Ack { stale: false },
+        Step::Advance { secs: 40 },
+        Step::Action {
+            act: Act::RetryNow,
+            stale: false,
+        },
+        Step::Deliver { lease_secs: 60 },
+        Step::Success {
+            ident: Ident::Current,
+        },
+    ];
+    replay(
+        engine,
+        uniform(2, p, p, 0),
+        steps,
+        &["route.ambiguous", "route.dispatch_acked", "route.success"],
+    )
+    .await;
+}
+
+/// The rival's usage limit opens the circuit of the candidate this route
+/// then fails on: the retry waits for the circuit, is extended when the
+/// rival fails again, fires as the probe, and the success closes it.
+async fn regression_rival_circuit_holds_the_retry(engine: Engine) {
+    let p = pol(3, 5, 0, false);
+    let usage = |secs| Step::RivalFail {
+        fixture: 0,
+        timed: Some((Timed::UsageLimit, secs)),
+    };
+    let steps = vec![
+        usage(600),
+        retry_after(0),
+        Step::RivalRetry,
+        usage(1_200),
+        Step::Advance { secs: 700 },
+        Step::Advance { secs: 600 },
+        Step::Deliver { lease_secs: 60 },
+        Step::Success {
+            ident: Ident::Current,
+        },
+    ];
+    replay(
+        engine,
+        uniform(2, p, p, 0),
+        steps,
+        &["route.held", "route.fired", "route.success"],
+    )
+    .await;
+}
+
+on_both_engines!(
+    regression_reset_wait_once_per_cycle,
+    regression_lease_runs_out,
+    regression_rival_circuit_holds_the_retry,
+);

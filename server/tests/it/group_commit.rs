@@ -1,0 +1,446 @@
+//! Group commit, on both engines: transitions committed together in one
+//! transaction still each succeed or fail alone (a stale generation, a
+//! failed statement), a batch whose COMMIT fails fails every member and
+//! leaves nothing behind, and many tasks committing at once still give
+//! each route strictly increasing generations and one row per transition.
+//! `commit_all` is the batch the store's writer commits; `commit` from
+//! many tasks goes through the writer's queue.
+
+use crate::support::{Engine, TestDb};
+use server::store::{AttemptRow, Commit, DynStore, RouteRow, ScheduleRow, StoreError};
+use sqlx::Connection;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn route(id: &str, generation: i64) -> RouteRow {
+    RouteRow {
+        id: id.into(),
+        profile_id: "p".into(),
+        caller_kind: "kanban".into(),
+        caller_ref: "t".into(),
+        state: "retry_wait".into(),
+        generation,
+        cycle: 1,
+        candidate_index: 0,
+        candidate_id: "c0".into(),
+        candidate_label: "Claude".into(),
+        invocation_id: "inv".into(),
+        prompt_generation: 1,
+        effects: 0,
+        provider_session_id: None,
+        memory: "{}".into(),
+        pending: None,
+        last_failure: None,
+        reason: None,
+        created_at: 1_000,
+        updated_at: 1_000 + generation,
+    }
+}
+
+fn attempt(route_id: &str, generation: i64) -> AttemptRow {
+    AttemptRow {
+        route_id: route_id.into(),
+        seq: 0,
+        generation,
+        cycle: 1,
+        candidate_index: 0,
+        candidate_id: "c0".into(),
+        candidate_label: "Claude".into(),
+        invocation_id: "inv".into(),
+        code: "provider_overloaded".into(),
+        class: "transient".into(),
+        catalogue_version: "1.0.0".into(),
+        classifier_rule: "anthropic.overloaded".into(),
+        safe_excerpt: "HTTP 529".into(),
+        http_status: Some(529),
+        policy: "{}".into(),
+        decision: "retry".into(),
+        retry_ordinal: 1,
+        deadline: Some(9_000),
+        outcome: "retry_wait".into(),
+        created_at: 2_000,
+        classification: None,
+    }
+}
+
+fn schedule(id: &str, route_id: &str, generation: i64) -> ScheduleRow {
+    ScheduleRow {
+        id: id.into(),
+        route_id: route_id.into(),
+        generation,
+        kind: "retry".into(),
+        deadline: 9_000,
+        state: "armed".into(),
+        created_at: 2_000,
+        circuit: None,
+    }
+}
+
+/// Opens route `id` at generation 1.
+fn open(id: &str) -> Commit {
+    Commit {
+        route: Some(route(id, 1)),
+        event_kind: "route.created".into(),
+        event_payload: "1".into(),
+        ..Commit::default()
+    }
+}
+
+/// Moves route `id` from `from` to `from + 1`, with an attempt and a
+/// schedule (named `schedule_id`) of the new generation; the event's
+/// payload is the new generation.
+fn advance(id: &str, from: i64, schedule_id: &str) -> Commit {
+    Commit {
+        expected_generation: Some(from),
+        route: Some(route(id, from + 1)),
+        attempt: Some(attempt(id, from + 1)),
+        schedule: Some(schedule(schedule_id, id, from + 1)),
+        event_kind: "route.failure".into(),
+        event_payload: (from + 1).to_string(),
+        ..Commit::default()
+    }
+}
+
+async fn generation(s: &DynStore, id: &str) -> Option<i64> {
+    s.get_route(id).await.unwrap().map(|r| r.generation)
+}
+
+async fn kinds_after(s: &DynStore, after: i64) -> Vec<(String, String)> {
+    s.events_after(after, None, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.route_id, e.kind))
+        .collect()
+}
+
+/// A member that lost the race — to the store as it was, or to an earlier
+/// member of its own batch — answers StaleGeneration with the generation
+/// it lost to, and writes nothing; the members around it commit.
+async fn a_stale_member_fails_alone_and_writes_nothing(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    for answer in s.commit_all(&[open("a"), open("b")]).await {
+        answer.unwrap();
+    }
+    let before = s.last_event_id().await.unwrap();
+    let answers = s
+        .commit_all(&[
+            advance("a", 1, "a-2"),
+            // The member before it moved `a` on: stale within the batch.
+            advance("a", 1, "a-2-lost"),
+            // Stale against what was stored: `b` is at 1, not 5.
+            advance("b", 5, "b-6-lost"),
+            advance("b", 1, "b-2"),
+        ])
+        .await;
+    assert_eq!(answers.len(), 4);
+    assert!(answers[0].is_ok(), "{:?}", answers[0]);
+    assert!(
+        matches!(answers[1], Err(StoreError::StaleGeneration { current: 2 })),
+        "{:?}",
+        answers[1]
+    );
+    assert!(
+        matches!(answers[2], Err(StoreError::StaleGeneration { current: 1 })),
+        "{:?}",
+        answers[2]
+    );
+    assert!(answers[3].is_ok(), "{:?}", answers[3]);
+    let (first, last) = (*answers[0].as_ref().unwrap(), *answers[3].as_ref().unwrap());
+    assert!(
+        before < first && first < last,
+        "{before} < {first} < {last}"
+    );
+    assert_eq!(generation(s, "a").await, Some(2));
+    assert_eq!(generation(s, "b").await, Some(2));
+    // One attempt, one schedule, one event per committed member, no more.
+    assert_eq!(s.list_attempts("a").await.unwrap().len(), 1);
+    assert_eq!(s.list_attempts("b").await.unwrap().len(), 1);
+    let armed: Vec<String> = s
+        .due_schedules(i64::MAX, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(armed, ["a-2", "b-2"]);
+    assert_eq!(
+        kinds_after(s, before).await,
+        [
+            ("a".to_string(), "route.failure".to_string()),
+            ("b".to_string(), "route.failure".to_string())
+        ]
+    );
+}
+
+/// A member whose statement fails in the database (its schedule's id is
+/// taken) is rolled back to its savepoint — its route update included —
+/// and answers the error; the transaction goes on (on PostgreSQL a failed
+/// statement would otherwise abort it) and the members after it commit.
+async fn a_failed_statement_fails_only_its_member(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    for answer in s.commit_all(&[open("a"), open("b"), open("c")]).await {
+        answer.unwrap();
+    }
+    s.commit(&advance("a", 1, "taken")).await.unwrap();
+    let before = s.last_event_id().await.unwrap();
+    let answers = s
+        .commit_all(&[
+            advance("b", 1, "b-2"),
+            advance("c", 1, "taken"),
+            advance("a", 2, "a-3"),
+        ])
+        .await;
+    assert!(answers[0].is_ok(), "{:?}", answers[0]);
+    assert!(
+        matches!(answers[1], Err(StoreError::AlreadyExists)),
+        "{:?}",
+        answers[1]
+    );
+    assert!(answers[2].is_ok(), "{:?}", answers[2]);
+    assert_eq!(generation(s, "c").await, Some(1), "its route update too");
+    assert!(s.list_attempts("c").await.unwrap().is_empty());
+    assert_eq!(generation(s, "b").await, Some(2));
+    assert_eq!(generation(s, "a").await, Some(3));
+    assert_eq!(
+        kinds_after(s, before)
+            .await
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect::<Vec<_>>(),
+        ["b", "a"]
+    );
+}
+
+/// A trigger that makes any transaction which wrote an event of kind
+/// `doomed` fail at COMMIT: a deferred foreign key to a row that never
+/// exists, checked only when the transaction commits.
+async fn doom_commits(db: &TestDb, engine: Engine) {
+    let statements: &[&str] = match engine {
+        Engine::Sqlite => &[
+            "CREATE TABLE doom_parent (id INTEGER PRIMARY KEY)",
+            "CREATE TABLE doom_child (p INTEGER REFERENCES doom_parent (id) \
+             DEFERRABLE INITIALLY DEFERRED)",
+            "CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.kind = 'doomed' \
+             BEGIN INSERT INTO doom_child (p) VALUES (42); END",
+        ],
+        Engine::Postgres => &[
+            "CREATE TABLE doom_parent (id BIGINT PRIMARY KEY)",
+            "CREATE TABLE doom_child (p BIGINT REFERENCES doom_parent (id) \
+             DEFERRABLE INITIALLY DEFERRED)",
+            "CREATE FUNCTION doom() RETURNS trigger AS $$ BEGIN \
+             INSERT INTO doom_child (p) VALUES (42); RETURN NEW; END $$ LANGUAGE plpgsql",
+            "CREATE TRIGGER doom AFTER INSERT ON events FOR EACH ROW \
+             WHEN (NEW.kind = 'doomed') EXECUTE FUNCTION doom()",
+        ],
+    };
+    match engine {
+        Engine::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+            for sql in statements {
+                sqlx::query(sql).execute(&mut c).await.unwrap();
+            }
+        }
+        Engine::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            for sql in statements {
+                sqlx::query(sql).execute(&mut c).await.unwrap();
+            }
+        }
+    }
+}
+
+/// The batch's COMMIT fails: every member answers Unavailable, including
+/// those whose own statements all succeeded, and nothing of the batch is
+/// visible; the store commits normally afterwards.
+async fn a_failed_commit_fails_every_member_and_writes_nothing(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    doom_commits(&db, engine).await;
+    s.commit(&open("a")).await.unwrap();
+    let before = s.last_event_id().await.unwrap();
+    let doomed = Commit {
+        event_kind: "doomed".into(),
+        ..open("x")
+    };
+    let answers = s
+        .commit_all(&[advance("a", 1, "a-2"), doomed, open("b")])
+        .await;
+    assert_eq!(answers.len(), 3);
+    for a in &answers {
+        assert!(matches!(a, Err(StoreError::Unavailable(_))), "{a:?}");
+    }
+    assert_eq!(generation(s, "a").await, Some(1));
+    assert_eq!(generation(s, "x").await, None);
+    assert_eq!(generation(s, "b").await, None);
+    assert!(s.list_attempts("a").await.unwrap().is_empty());
+    assert!(s.due_schedules(i64::MAX, 10).await.unwrap().is_empty());
+    assert_eq!(s.last_event_id().await.unwrap(), before);
+    // Through the writer's queue as well: the doomed transition fails.
+    let queued = s
+        .commit(&Commit {
+            event_kind: "doomed".into(),
+            ..open("y")
+        })
+        .await;
+    assert!(
+        matches!(queued, Err(StoreError::Unavailable(_))),
+        "{queued:?}"
+    );
+    // Nothing is left half-open: the next batch commits.
+    s.commit(&advance("a", 1, "a-2")).await.unwrap();
+    assert_eq!(generation(s, "a").await, Some(2));
+    assert_eq!(generation(s, "y").await, None);
+}
+
+/// Many tasks move a few shared routes on at once through `commit`, each
+/// re-reading and trying again when it loses the race: every route ends
+/// at one generation per committed transition, with one attempt and one
+/// event per transition, its events' generations strictly increasing, and
+/// every answer a distinct event id.
+async fn concurrent_commits_keep_generations_strictly_increasing(engine: Engine) {
+    const ROUTES: usize = 4;
+    const TASKS: usize = 32;
+    const EACH: usize = 6;
+    let db = TestDb::new(engine).await;
+    let s = db.store.clone();
+    let names: Vec<String> = (0..ROUTES).map(|i| format!("r{i}")).collect();
+    for n in &names {
+        s.commit(&open(n)).await.unwrap();
+    }
+    let start = s.last_event_id().await.unwrap();
+    let names = Arc::new(names);
+    let mut tasks = Vec::new();
+    for t in 0..TASKS {
+        let (s, names) = (s.clone(), names.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut committed = Vec::new();
+            for k in 0..EACH {
+                let id = &names[(t + k) % ROUTES];
+                loop {
+                    let from = generation(&s, id).await.expect("opened");
+                    match s.commit(&advance(id, from, &format!("{id}-{t}-{k}"))).await {
+                        Ok(event) => {
+                            committed.push((id.clone(), from + 1, event));
+                            break;
+                        }
+                        Err(StoreError::StaleGeneration { current }) => {
+                            assert!(current > from, "{current} after {from}")
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            }
+            committed
+        }));
+    }
+    let mut committed = Vec::new();
+    for t in tasks {
+        committed.extend(t.await.unwrap());
+    }
+    assert_eq!(committed.len(), TASKS * EACH);
+    let mut ids: Vec<i64> = committed.iter().map(|(_, _, e)| *e).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), TASKS * EACH, "every answer its own event");
+    let mut per_route: BTreeMap<String, usize> = BTreeMap::new();
+    for (id, _, _) in &committed {
+        *per_route.entry(id.clone()).or_default() += 1;
+    }
+    let events = s.events_after(start, None, 1_000).await.unwrap();
+    assert_eq!(events.len(), TASKS * EACH, "one event per transition");
+    for id in names.iter() {
+        let n = per_route[id];
+        assert_eq!(generation(&s, id).await, Some(1 + n as i64), "{id}");
+        let attempts = s.list_attempts(id).await.unwrap();
+        assert_eq!(attempts.len(), n, "{id}: one attempt per transition");
+        // Newest first: seq and generation both strictly decreasing.
+        for pair in attempts.windows(2) {
+            assert!(pair[0].seq > pair[1].seq && pair[0].generation > pair[1].generation);
+        }
+        let generations: Vec<i64> = events
+            .iter()
+            .filter(|e| &e.route_id == id)
+            .map(|e| e.payload.parse().unwrap())
+            .collect();
+        assert_eq!(generations, (2..=1 + n as i64).collect::<Vec<_>>(), "{id}");
+    }
+    // What each caller was told is what is stored.
+    for (id, g, event) in &committed {
+        let e = events.iter().find(|e| e.id == *event).expect("its event");
+        assert_eq!((&e.route_id, e.payload.parse::<i64>().unwrap()), (id, *g));
+    }
+}
+
+/// On PostgreSQL every batch is announced once, after it committed: its
+/// last event, and whether any committed member armed a schedule or made
+/// a dispatch claimable; a batch in which nothing committed says nothing.
+/// (SQLite has no listener: its one server wakes waiters in-process.)
+#[tokio::test]
+async fn a_batch_is_announced_once_with_what_its_members_did_on_postgres() {
+    use server::store::{Announcement, DispatchRow, Heard};
+    let db = TestDb::new(Engine::Postgres).await;
+    let s = &db.store;
+    let mut listener = s
+        .commit_listener()
+        .await
+        .unwrap()
+        .expect("PostgreSQL listens");
+    for answer in s.commit_all(&[open("a"), open("b")]).await {
+        answer.unwrap();
+    }
+    let opened = listener.recv().await.unwrap();
+    let stale = s.commit_all(&[advance("a", 7, "lost")]).await;
+    assert!(matches!(stale[0], Err(StoreError::StaleGeneration { .. })));
+    // The stale member would have made a dispatch: it must not be announced.
+    let lost_dispatch = Commit {
+        dispatch: Some(DispatchRow {
+            id: "lost".into(),
+            route_id: "b".into(),
+            generation: 10,
+            invocation_id: "inv".into(),
+            prompt_generation: 1,
+            candidate_index: 0,
+            candidate_id: "c0".into(),
+            candidate_label: "Claude".into(),
+            caller_kind: "kanban".into(),
+            reason: "retry".into(),
+            state: "pending".into(),
+            lease_until: None,
+            created_at: 2_000,
+            claimed_at: None,
+            acked_at: None,
+        }),
+        ..advance("b", 9, "lost")
+    };
+    let answers = s.commit_all(&[advance("a", 1, "a-2"), lost_dispatch]).await;
+    assert!(matches!(
+        answers[1],
+        Err(StoreError::StaleGeneration { current: 1 })
+    ));
+    let a2 = *answers[0].as_ref().unwrap();
+    let heard = listener.recv().await.unwrap();
+    let Heard::Commit(Announcement { event_id, .. }) = opened else {
+        panic!("{opened:?}")
+    };
+    assert!(event_id < a2);
+    // The stale-only batch sent nothing: the next thing heard is this one.
+    assert_eq!(
+        heard,
+        Heard::Commit(Announcement {
+            event_id: a2,
+            schedule: true,
+            dispatch: false
+        })
+    );
+}
+
+on_both_engines!(
+    flavor = multi_thread;
+    a_stale_member_fails_alone_and_writes_nothing,
+    a_failed_statement_fails_only_its_member,
+    a_failed_commit_fails_every_member_and_writes_nothing,
+    concurrent_commits_keep_generations_strictly_increasing
+);
