@@ -40,7 +40,7 @@ use super::model::{new_id, Memory, Route};
 use super::wire::{DecisionView, EffectReport};
 use crate::circuits::{self, CircuitSet, Hold, Resource};
 use crate::classify::Classification;
-use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection};
+use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection, Usage};
 use crate::store::{AttemptRow, Commit, DispatchRow, ScheduleRow};
 use app::circuit::CircuitHold;
 use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
@@ -75,19 +75,28 @@ pub fn decide(
     let candidate = profile
         .filter(|p| p.configuration_error.is_none())
         .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id));
-    let Some(candidate) = candidate else {
-        return Decided {
-            decision: Decision::Stop {
-                class: PolicyClass::Transient,
-            },
-            policy: None,
-            hold: Hold::Free { probes: vec![] },
-        };
-    };
     let failure = Failure {
         class: classification.class,
         confidence: classification.confidence,
         reset_at: classification.reset_at,
+    };
+    let Some(candidate) = candidate else {
+        // SPEC.md's order rejects unclassified, not-the-provider's and
+        // effect-unsafe failures before any policy is read, so a lost
+        // candidate only changes what a provider failure does: it
+        // authorises nothing (stop).
+        let any_policy = CandidatePolicy::default();
+        let decision = match evaluate(gate, &failure, &any_policy, Usage::default(), None, now) {
+            rejected @ Decision::Rejected(_) => rejected,
+            _ => Decision::Stop {
+                class: PolicyClass::Transient,
+            },
+        };
+        return Decided {
+            decision,
+            policy: None,
+            hold: Hold::Free { probes: vec![] },
+        };
     };
     let resource = Resource::from(candidate);
     circuits.fail(
@@ -981,6 +990,15 @@ mod tests {
             assert_eq!(plan.route.reason, Some(StopReason::ProfileChanged));
             assert_eq!(plan.commit.attempt.expect("attempt").policy, "null");
         }
+        // A failure that is not the provider's is rejected as such first
+        // (found by the model-based test, server/tests/it/model.rs).
+        let task = Classification {
+            code: "local_runtime".into(),
+            ..overloaded(ErrorClass::NotProvider, None)
+        };
+        let plan = plan(&r, GateVerdict::Current, &task, Some(&other));
+        assert_eq!(plan.decision.kind, DecisionKind::NotProvider);
+        assert_eq!(plan.route.reason, Some(StopReason::NotProvider));
     }
 
     #[test]

@@ -204,6 +204,9 @@ impl World {
 /// One sequence's routes, the model, and what was seen so far.
 struct Sequence {
     n: u64,
+    /// How many candidates the sequence started with (`c0`, `c1`, …);
+    /// edits may drop one and bring it back.
+    all: usize,
     main: RouteId,
     rival: RouteId,
     profile_id: String,
@@ -415,6 +418,7 @@ impl Sequence {
         );
         Ok(Sequence {
             n,
+            all: setup.candidates,
             main: main.id.clone(),
             rival: rival.id,
             profile_id: profile.id.to_string(),
@@ -429,6 +433,12 @@ impl Sequence {
             last_claim: None,
             snapshot: main,
         })
+    }
+
+    /// The candidates the profile has now: circuits can name only those
+    /// (a removed candidate's resources are unknown to the service).
+    fn present(&self) -> Vec<String> {
+        self.model.profile.iter().map(|c| c.id.clone()).collect()
     }
 
     /// (generation, invocation id, prompt generation) a report names.
@@ -523,7 +533,7 @@ impl Sequence {
                 let candidate = self.model.candidate.clone();
                 let want = self.model.success(*ident == Ident::Current);
                 expect_eq("success answer", got, want)?;
-                if got.is_ok() {
+                if got.is_ok() && self.present().contains(&candidate) {
                     // The probes this route held on the candidate closed.
                     let post = self.circuits(w).await;
                     for k in keys(self.n, &candidate) {
@@ -556,7 +566,13 @@ impl Sequence {
                     .map_err(|e| format!("leases: {e}"))?;
                 let now = w.now();
                 let (n, me) = (self.n, main.clone());
-                let held = |id: &str| held_until(&pre, n, id, &me, now);
+                let present = self.present();
+                let held = |id: &str| {
+                    present
+                        .contains(&id.to_string())
+                        .then(|| held_until(&pre, n, id, &me, now))
+                        .flatten()
+                };
                 if self.model.state.waiting() && held(&self.model.candidate).is_some() {
                     count("clock moved while held".into());
                 }
@@ -585,7 +601,13 @@ impl Sequence {
                 )?;
                 let post = self.circuits(w).await;
                 let (n, me, now) = (self.n, main.clone(), w.now());
-                let held = |id: &str| held_until(&post, n, id, &me, now);
+                let present = self.present();
+                let held = |id: &str| {
+                    present
+                        .contains(&id.to_string())
+                        .then(|| held_until(&post, n, id, &me, now))
+                        .flatten()
+                };
                 let want = self.model.act(*act, !*stale, &held);
                 expect_eq("action answer", got, want)?;
             }
@@ -598,14 +620,26 @@ impl Sequence {
                     self.ack(w, false).await?;
                 }
             }
-            Step::Edit { policies, rotate } => {
-                let mut order: Vec<Cand> = self.model.profile.clone();
-                let len = order.len();
-                order.rotate_left(rotate % len);
-                for (c, (t, h)) in order.iter_mut().zip(policies) {
-                    c.transient = *t;
-                    c.hard = *h;
+            Step::Edit {
+                policies,
+                rotate,
+                drop,
+            } => {
+                let mut ids: Vec<String> = (0..self.all).map(|i| format!("c{i}")).collect();
+                ids.rotate_left(rotate % self.all);
+                if let Some(d) = drop.filter(|_| self.all > 1) {
+                    let gone = format!("c{}", d % self.all);
+                    ids.retain(|id| *id != gone);
                 }
+                let order: Vec<Cand> = ids
+                    .into_iter()
+                    .zip(policies)
+                    .map(|(id, (t, h))| Cand {
+                        id,
+                        transient: *t,
+                        hard: *h,
+                    })
+                    .collect();
                 let cands: Vec<Value> = order
                     .iter()
                     .map(|c| candidate_json(self.n, &c.id, &c.transient, &c.hard))
@@ -632,7 +666,13 @@ impl Sequence {
                     .map_err(|e| format!("reconcile: {e}"))?;
                 let now = w.now();
                 let (n, me) = (self.n, main.clone());
-                let held = |id: &str| held_until(&pre, n, id, &me, now);
+                let present = self.present();
+                let held = |id: &str| {
+                    present
+                        .contains(&id.to_string())
+                        .then(|| held_until(&pre, n, id, &me, now))
+                        .flatten()
+                };
                 self.model.expire_leases(now);
                 self.model.fire(now, &held);
             }
@@ -799,7 +839,13 @@ impl Sequence {
         let post = self.circuits(w).await;
         let main = self.main.to_string();
         let n = self.n;
-        let held = |id: &str| held_until(&post, n, id, &main, now);
+        let present = self.present();
+        let held = |id: &str| {
+            present
+                .contains(&id.to_string())
+                .then(|| held_until(&post, n, id, &main, now))
+                .flatten()
+        };
         if held(&failing).is_some() && ident == Ident::Current {
             count("failure on a held candidate".into());
         }
@@ -818,7 +864,7 @@ impl Sequence {
         count(format!("decision {want}"));
         // A qualifying failure leaves its circuit open (or probing).
         let qualifies = matches!(verdict, Verdict::Provider(_)) && c["confidence"] == "high";
-        if want != "stale" && qualifies {
+        if want != "stale" && qualifies && present.contains(&failing) {
             if let Some(k) = key_for(n, &failing, c["scope"].as_str().unwrap_or("")) {
                 let state = row_of(&post, &k).map(|r| r.state.as_str());
                 if !matches!(state, Some("open" | "probing")) {
@@ -1273,7 +1319,31 @@ async fn regression_rival_circuit_holds_the_retry(engine: Engine) {
     .await;
 }
 
+/// The route's candidate is removed from the profile, then its attempt
+/// fails with a task error (fixture 0: the local disk is full). SPEC.md's
+/// order rejects a failure that is not the provider's before any policy
+/// is looked up, so the decision is `not_provider` whatever the profile
+/// now says.
+async fn regression_removed_candidate_rejects_first(engine: Engine) {
+    let p = pol(1, 5, 0, true);
+    let steps = vec![
+        Step::Edit {
+            policies: vec![(p, p); 3],
+            rotate: 0,
+            drop: Some(0),
+        },
+        Step::Fail {
+            fixture: 0,
+            ident: Ident::Current,
+            teardown: false,
+            resumable: false,
+        },
+    ];
+    replay(engine, uniform(2, p, p, 0), steps, &["route.failure"]).await;
+}
+
 on_both_engines!(
+    regression_removed_candidate_rejects_first,
     regression_reset_wait_once_per_cycle,
     regression_lease_runs_out,
     regression_rival_circuit_holds_the_retry,

@@ -85,10 +85,12 @@ pub enum Step {
     Deliver {
         lease_secs: u32,
     },
-    /// A new revision of the profile: new policies, candidates rotated.
+    /// A new revision of the profile: new policies, candidates rotated,
+    /// and perhaps one of them (the route's own, say) removed.
     Edit {
         policies: Vec<(Pol, Pol)>,
         rotate: usize,
+        drop: Option<usize>,
     },
     /// The store and the services re-opened on the same database, with the
     /// start-up reconciliation `serve` runs.
@@ -177,7 +179,8 @@ pub fn step() -> impl Strategy<Value = Step> {
         3 => prop_oneof![1u32..=5, 6u32..=120, Just(3_600u32)].prop_map(|lease_secs| Step::Claim { lease_secs }),
         3 => prop::bool::weighted(0.2).prop_map(|stale| Step::Ack { stale }),
         4 => (6u32..=600).prop_map(|lease_secs| Step::Deliver { lease_secs }),
-        1 => (policies(), 0usize..3).prop_map(|(policies, rotate)| Step::Edit { policies, rotate }),
+        2 => (policies(), 0usize..3, prop::option::weighted(0.3, 0usize..3))
+            .prop_map(|(policies, rotate, drop)| Step::Edit { policies, rotate, drop }),
         1 => Just(Step::Restart),
         3 => (any::<usize>(), prop::option::weighted(0.5, (timed(), seconds())))
             .prop_map(|(fixture, timed)| Step::RivalFail { fixture, timed }),
