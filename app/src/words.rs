@@ -173,6 +173,10 @@ pub fn reason_words(reason: &StopReason) -> String {
         StopReason::StoppedByPolicy => "The candidate's policy says stop for this error.".into(),
         StopReason::NoEligibleCandidate => "No other candidate is left in this cycle.".into(),
         StopReason::ProfileChanged => "The profile no longer has this candidate.".into(),
+        StopReason::ProfileMisconfigured => {
+            "The profile's stored policy cannot be read; edit the profile and save it to repair it."
+                .into()
+        }
         StopReason::CancelledByUser => "The wait was cancelled.".into(),
         StopReason::StoppedByUser => "Someone stopped the route.".into(),
         StopReason::AmbiguousDispatch => {

@@ -72,6 +72,10 @@ pub enum StopReason {
     NoEligibleCandidate,
     /// The profile lost the route's candidate or cannot be read.
     ProfileChanged,
+    /// The profile's stored document cannot be mapped to a policy (a
+    /// legacy shape the normaliser does not know): it authorises no work
+    /// until someone saves it again.
+    ProfileMisconfigured,
     CancelledByUser,
     StoppedByUser,
     /// A claimed dispatch was never acknowledged.

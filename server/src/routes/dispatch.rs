@@ -137,7 +137,8 @@ impl Routes {
     /// for a person; nothing is re-dispatched. Only the lease decides, not
     /// a restart: a caller still within its lease may acknowledge while
     /// servers restart around it. Any number of servers may run this at
-    /// once; the generation fence stops each route once.
+    /// once; the generation fence stops each route once, and the dispatch
+    /// fence ([`Commit::expire_dispatch`]) never after an acknowledgement.
     pub async fn stop_ambiguous(&self) -> Result<usize> {
         let claimed = self.store.expired_dispatches(self.pinned_ms()).await?;
         let mut stopped = 0;
@@ -152,8 +153,14 @@ impl Routes {
             next.state = state;
             next.generation = next.generation.next();
             next.reason = Some(StopReason::AmbiguousDispatch);
+            // Fenced on the dispatch too: an acknowledgement that commits
+            // after the expiry was read wins, and the route goes on.
+            let commit = Commit {
+                expire_dispatch: Some(d.id.clone()),
+                ..Commit::default()
+            };
             match self
-                .apply_fenced(&route, next, Commit::default(), event_kind::AMBIGUOUS)
+                .apply_fenced(&route, next, commit, event_kind::AMBIGUOUS)
                 .await
             {
                 Ok(_) => stopped += 1,

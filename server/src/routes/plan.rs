@@ -227,8 +227,13 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
             }
         },
         Decision::Stop { .. } => {
+            // Without a policy the profile could not authorise the work;
+            // a person must be told whether to restore the candidate or
+            // repair the stored document.
+            let misconfigured = profile.is_some_and(|p| p.configuration_error.is_some());
             next.reason = Some(match policy {
                 Some(_) => StopReason::StoppedByPolicy,
+                None if misconfigured => StopReason::ProfileMisconfigured,
                 None => StopReason::ProfileChanged,
             });
             Outcome::ManualRecovery
@@ -999,6 +1004,28 @@ mod tests {
         let plan = plan(&r, GateVerdict::Current, &task, Some(&other));
         assert_eq!(plan.decision.kind, DecisionKind::NotProvider);
         assert_eq!(plan.route.reason, Some(StopReason::NotProvider));
+    }
+
+    #[test]
+    fn a_profile_that_cannot_be_mapped_authorises_nothing_and_says_so() {
+        let mut p = profile(&[("a", "Claude")], class_policy(3, 0, OnExhausted::Skip));
+        let r = route(RouteState::Active, &p);
+        // As `Profiles::load` answers an unmappable stored document.
+        p.candidates.clear();
+        p.configuration_error = Some(app::profile::ConfigurationError {
+            message: "cannot be mapped".into(),
+            errors: Vec::new(),
+        });
+        let plan = plan(
+            &r,
+            GateVerdict::Current,
+            &overloaded(ErrorClass::Transient, None),
+            Some(&p),
+        );
+        assert_eq!(plan.decision.kind, DecisionKind::Stop);
+        assert_eq!(plan.route.reason, Some(StopReason::ProfileMisconfigured));
+        assert!(plan.commit.schedule.is_none() && plan.commit.dispatch.is_none());
+        assert_eq!(plan.commit.attempt.expect("attempt").policy, "null");
     }
 
     #[test]

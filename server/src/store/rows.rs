@@ -162,6 +162,12 @@ pub struct Commit {
     pub void_pending: bool,
     /// A claimed dispatch this transition acknowledges (must still be claimed).
     pub ack_dispatch: Option<(String, i64)>,
+    /// A claimed dispatch whose lease this transition declares run out
+    /// (must still be claimed). An acknowledgement does not move the
+    /// route's generation, so without this an acknowledgement committed
+    /// between the expiry check and this commit would be followed by the
+    /// route stopping as if nothing had been acknowledged.
+    pub expire_dispatch: Option<String>,
     /// Circuit changes the transition causes, each fenced by its version;
     /// a moved-on circuit answers `StaleCircuit` and nothing is written.
     pub circuits: Vec<CircuitWrite>,

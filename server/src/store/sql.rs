@@ -787,6 +787,16 @@ macro_rules! impl_store {
                         return Err(StoreError::StaleGeneration { current: route.generation });
                     }
                 }
+                if let Some(id) = &c.expire_dispatch {
+                    let expired = sqlx::query("UPDATE dispatches SET state = 'void' WHERE id = $1 AND state = 'claimed'")
+                        .bind(id)
+                        .execute(&mut *conn)
+                        .await?
+                        .rows_affected();
+                    if expired != 1 {
+                        return Err(StoreError::StaleGeneration { current: route.generation });
+                    }
+                }
                 // Whatever was pending for older generations is superseded.
                 if c.void_pending {
                     sqlx::query("UPDATE schedules SET state = 'void' WHERE route_id = $1 AND state = 'armed' AND generation < $2")

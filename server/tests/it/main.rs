@@ -14,6 +14,11 @@
 //! commits waking streams and claims on another server), and the refusal
 //! of a second server on one SQLite file.
 //!
+//! `paths`: walks no other test takes — a lease running out while the
+//! server runs, retry now and stop while waiting, an unmappable stored
+//! profile under a live route, kill -9 at every step of claim → deliver →
+//! acknowledge.
+//!
 //! `agents_*`: the real agent CLIs (installed by scripts/setup into
 //! server/tests/agents) against `fake_provider` on 127.0.0.1.
 
@@ -39,6 +44,7 @@ mod http_metrics;
 mod http_profiles;
 mod instances;
 mod model;
+mod paths;
 mod routes_attempts;
 mod routes_circuits;
 mod routes_corrupt;

@@ -13,9 +13,11 @@ use serde_json::Value;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-struct Server {
-    child: Child,
-    api: Api,
+/// One `kandev-recovery serve` process on the test clock (also used by
+/// `paths`).
+pub(crate) struct Server {
+    pub(crate) child: Child,
+    pub(crate) api: Api,
 }
 
 impl Drop for Server {
@@ -26,7 +28,7 @@ impl Drop for Server {
     }
 }
 
-async fn spawn(db_url: &str) -> Server {
+pub(crate) async fn spawn(db_url: &str) -> Server {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
