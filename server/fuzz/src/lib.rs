@@ -1,5 +1,14 @@
-//! The classifier module, compiled by path for fuzzing (see Cargo.toml).
+//! The server modules the fuzz targets drive, compiled by path (see
+//! Cargo.toml), and the checks each target makes (`checks`, shared with
+//! the server's integration tests, which replay stored inputs through it).
 #![forbid(unsafe_code)]
 
 #[path = "../../src/classify/mod.rs"]
 pub mod classify;
+pub mod runner;
+mod standins;
+pub use standins::{clock, store};
+
+pub use app::policy;
+
+pub mod checks;

@@ -4,6 +4,7 @@
 //! documents it. Every entry names the [`Rule`] that guards it (see
 //! `crate::auth::rules`).
 
+mod answers;
 use super::guard::guarded;
 use super::openapi::ApiDoc;
 use super::{
@@ -13,7 +14,6 @@ use crate::auth::{Permission, Rule};
 use crate::classify::{Catalogue, CatalogueSummary, UnknownSnapshot};
 use axum::extract::State;
 use axum::http::Method;
-use axum::routing::{get, MethodRouter};
 use axum::{Json, Router};
 use std::sync::OnceLock;
 use utoipa::openapi::OpenApi as Document;
@@ -21,15 +21,15 @@ use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use utoipa_axum::routes;
 
-/// One entry of the route list: a handler with the [`Rule`] that guards
-/// it. There is no way to list a handler without a rule, and the
-/// permission-matrix test requests every entry with every kind of
-/// credential.
+/// One entry of the route list: a handler with its `#[utoipa::path]` and
+/// the [`Rule`] that guards it. There is no way to list a handler without
+/// a rule or without documenting it, and the permission-matrix test
+/// requests every entry with every kind of credential.
 pub enum Entry {
-    /// A handler with its `#[utoipa::path]`: served and documented.
+    /// Served and documented; the answers every guarded endpoint may give
+    /// (401, 403, 429, 400/413/422 for bodies, 503) are added to its
+    /// document from the rule ([`answers::add_common`]).
     Documented(Rule, UtoipaMethodRouter<AppState>),
-    /// An undocumented route.
-    Plain(Rule, Method, &'static str, MethodRouter<AppState>),
 }
 
 /// One endpoint and its rule, as the route list declares it (for the
@@ -86,22 +86,14 @@ fn v1() -> Vec<Entry> {
         // Who is signed in; signing out (a browser write: CSRF-checked).
         doc(READ, routes!(session::get)),
         doc(READ, routes!(session::sign_out)),
-        // Undocumented: the catalogue's own summary types are the contract.
-        Entry::Plain(READ, Method::GET, "/catalogue", get(catalogue_summary)),
+        doc(READ, routes!(catalogue_summary)),
         // Classifier internals: SPEC.md keeps them from profile selection.
-        Entry::Plain(
+        doc(
             Rule::Need(Permission::CatalogueRead),
-            Method::GET,
-            "/catalogue/unknown",
-            get(catalogue_unknown),
+            routes!(catalogue_unknown),
         ),
         // The API's description holds no data.
-        Entry::Plain(
-            Rule::Public,
-            Method::GET,
-            "/openapi.json",
-            get(|| async { Json(document().clone()) }),
-        ),
+        doc(Rule::Public, routes!(openapi_json)),
     ]
 }
 
@@ -114,52 +106,49 @@ fn root() -> Vec<Entry> {
         doc(Rule::Public, routes!(health::readyz)),
         doc(READ, routes!(prometheus::metrics)),
         // The one-time sign-in link: its code is the credential.
-        Entry::Plain(Rule::Public, Method::GET, "/sign-in", get(session::sign_in)),
+        doc(Rule::Public, routes!(session::sign_in)),
     ]
 }
 
 fn mount(router: OpenApiRouter<AppState>, entries: Vec<Entry>) -> OpenApiRouter<AppState> {
-    entries
-        .into_iter()
-        .fold(router, |router, entry| match entry {
-            Entry::Documented(rule, (schemas, paths, method_router)) => {
-                router.routes((schemas, paths, guarded(rule, method_router)))
+    entries.into_iter().fold(router, |router, entry| {
+        let Entry::Documented(rule, (schemas, mut paths, method_router)) = entry;
+        for item in paths.paths.values_mut() {
+            for (method, operation) in operations(item) {
+                answers::add_common(rule, &method, operation);
             }
-            Entry::Plain(rule, _, path, method_router) => {
-                router.route(path, guarded(rule, method_router))
-            }
-        })
+        }
+        router.routes((schemas, paths, guarded(rule, method_router)))
+    })
+}
+
+/// The operations of one documented path, by method.
+fn operations(
+    item: &mut utoipa::openapi::PathItem,
+) -> impl Iterator<Item = (Method, &mut utoipa::openapi::path::Operation)> {
+    [
+        (Method::GET, item.get.as_mut()),
+        (Method::PUT, item.put.as_mut()),
+        (Method::POST, item.post.as_mut()),
+        (Method::DELETE, item.delete.as_mut()),
+        (Method::PATCH, item.patch.as_mut()),
+    ]
+    .into_iter()
+    .filter_map(|(m, op)| op.map(|op| (m, op)))
 }
 
 fn endpoints_of(prefix: &str, entries: Vec<Entry>) -> Vec<Endpoint> {
     let mut out = Vec::new();
     for entry in entries {
-        match entry {
-            Entry::Documented(rule, (_, paths, _)) => {
-                for (path, item) in paths.paths {
-                    let methods = [
-                        (Method::GET, item.get.is_some()),
-                        (Method::PUT, item.put.is_some()),
-                        (Method::POST, item.post.is_some()),
-                        (Method::DELETE, item.delete.is_some()),
-                        (Method::PATCH, item.patch.is_some()),
-                    ];
-                    for (method, present) in methods {
-                        if present {
-                            out.push(Endpoint {
-                                method,
-                                path: format!("{prefix}{path}"),
-                                rule,
-                            });
-                        }
-                    }
-                }
+        let Entry::Documented(rule, (_, paths, _)) = entry;
+        for (path, mut item) in paths.paths {
+            for (method, _) in operations(&mut item) {
+                out.push(Endpoint {
+                    method,
+                    path: format!("{prefix}{path}"),
+                    rule,
+                });
             }
-            Entry::Plain(rule, method, path, _) => out.push(Endpoint {
-                method,
-                path: format!("{prefix}{path}"),
-                rule,
-            }),
         }
     }
     out
@@ -194,10 +183,27 @@ pub fn document() -> &'static Document {
     DOCUMENT.get_or_init(|| parts().1)
 }
 
+/// The built-in catalogue: its version, precedence tiers, every code with
+/// its class and an explanation, and how many rules it has.
+#[utoipa::path(get, path = "/catalogue", tag = "catalogue",
+    responses((status = 200, body = CatalogueSummary)))]
 async fn catalogue_summary() -> Json<CatalogueSummary> {
     Json(Catalogue::builtin().describe())
 }
 
+/// Evidence the catalogue did not recognise: sanitised excerpts,
+/// de-duplicated and counted, most frequent first (bounded; the oldest are
+/// evicted).
+#[utoipa::path(get, path = "/catalogue/unknown", tag = "catalogue",
+    responses((status = 200, body = UnknownSnapshot)))]
 async fn catalogue_unknown(State(s): State<AppState>) -> HttpResult<Json<UnknownSnapshot>> {
     Ok(Json(s.unknown.snapshot().await?))
+}
+
+/// This document: every endpoint, its request and response bodies and the
+/// errors it may answer.
+#[utoipa::path(get, path = "/openapi.json", tag = "meta",
+    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
+async fn openapi_json() -> Json<Document> {
+    Json(document().clone())
 }

@@ -212,7 +212,9 @@ pub struct EventsQuery {
 /// Server-sent events: every committed transition, with ids; reconnect with
 /// `Last-Event-ID` to resume without gaps. Without either, starts from now.
 #[utoipa::path(get, path = "/events", tag = "routes", params(EventsQuery),
-    responses((status = 200, description = "text/event-stream of RouteEvent payloads")))]
+    responses((status = 200, description = "Server-sent events, each `data` a RouteEvent payload; kept open",
+        body = String, content_type = "text/event-stream"),
+        (status = 400, body = ApiError)))]
 pub async fn events(
     State(s): State<AppState>,
     headers: HeaderMap,

@@ -56,13 +56,21 @@ pub async fn sign_out(State(s): State<AppState>, headers: HeaderMap) -> HttpResu
     Ok(response)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct SignInQuery {
+    /// The one-time code of a sign-in link.
     pub code: Option<String>,
 }
 
 /// `GET /sign-in?code=…`: uses up the link, opens a session and goes to the
-/// profiles.
+/// profiles. A page for people, not an API: its answers are HTML.
+#[utoipa::path(get, path = "/sign-in", tag = "access", params(SignInQuery),
+    responses(
+        (status = 303, description = "Signed in: the session and CSRF cookies are set; goes to /profiles",
+            headers(("location" = String), ("set-cookie" = String))),
+        (status = 400, description = "No code", body = String, content_type = "text/html"),
+        (status = 401, description = "The link was already used or has expired", body = String, content_type = "text/html"),
+        (status = 503, body = ApiError)))]
 pub async fn sign_in(
     State(s): State<AppState>,
     headers: HeaderMap,

@@ -1,10 +1,12 @@
-//! `app::policy::class`, the same source file, without Leptos.
+//! `app::policy`, the same source files, without Leptos: the policy core
+//! is plain Rust over serde, and its enums are declared with `app`'s
+//! `wire_names!`, so that macro's file comes along.
 
-#[doc(hidden)]
-#[path = "../../../../app/src/policy/class.rs"]
-pub mod class;
+// `open_wire_names!` is not used by the policy core.
+#[allow(unused_macros)]
+#[macro_use]
+#[path = "../../../../app/src/names.rs"]
+mod names;
 
-pub mod policy {
-    pub use crate::class;
-    pub use crate::class::{ErrorClass, PolicyClass};
-}
+#[path = "../../../../app/src/policy/mod.rs"]
+pub mod policy;

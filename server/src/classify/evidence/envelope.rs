@@ -261,6 +261,7 @@ impl<'de> Deserialize<'de> for LenientItem {
                 let mut data = None;
                 let mut update = None;
                 let mut text: Option<String> = None;
+                let mut content: Option<String> = None;
                 let mut stop_reason = None;
                 let mut lines = Vec::new();
                 let mut exit_code = None;
@@ -269,12 +270,13 @@ impl<'de> Deserialize<'de> for LenientItem {
                     match field {
                         ItemField::Kind => kind = a.next_value()?,
                         ItemField::Status => match a.next_value()? {
-                            ItemStatus::Number(n) => status_num = n,
+                            // A repeated `status` replaces both readings.
+                            ItemStatus::Number(n) => (status_num, status_str) = (n, None),
                             ItemStatus::UpdateText(s) => {
                                 status_num = s.trim().parse().ok();
                                 status_str = Some(cut_in_place(s, 64, &mut false));
                             }
-                            ItemStatus::Other => {}
+                            ItemStatus::Other => (status_num, status_str) = (None, None),
                         },
                         ItemField::Headers => {
                             let LenientHeaders(h, c) = a.next_value()?;
@@ -303,19 +305,13 @@ impl<'de> Deserialize<'de> for LenientItem {
                             t |= c;
                         }
                         ItemField::Update => update = a.next_value::<LenientString<64>>()?.0,
-                        ItemField::Text | ItemField::Content => {
-                            let UpdateText(s) = a.next_value()?;
-                            if !s.is_empty() {
-                                let joined = match text.take() {
-                                    Some(mut j) => {
-                                        j.push_str(&s);
-                                        j
-                                    }
-                                    None => s,
-                                };
-                                text = Some(cut_in_place(joined, MAX_TEXT_BYTES, &mut t));
-                            }
-                        }
+                        // Each of the two keeps its last value and they are
+                        // joined in one order at the end: neither key order
+                        // nor a repeated key may change what is read (the API
+                        // reads the body as a `Value`, which keeps the last
+                        // value and may reorder keys; the CLI reads text).
+                        ItemField::Text => text = Some(a.next_value::<UpdateText>()?.0),
+                        ItemField::Content => content = Some(a.next_value::<UpdateText>()?.0),
                         ItemField::StopReason => {
                             stop_reason = a.next_value::<LenientString<64>>()?.0
                         }
@@ -334,6 +330,9 @@ impl<'de> Deserialize<'de> for LenientItem {
                         }
                     }
                 }
+                let joined: String = text.into_iter().chain(content).collect();
+                let text =
+                    (!joined.is_empty()).then(|| cut_in_place(joined, MAX_TEXT_BYTES, &mut t));
                 let item = match kind {
                     ItemKind::Http => Item::Http(HttpItem {
                         status: status_num
