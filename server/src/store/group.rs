@@ -124,10 +124,14 @@ where
 /// those that had succeeded or failed alone — their verdicts were made
 /// against writes that are gone now.
 pub(crate) fn failed_batch(members: usize, error: &StoreError) -> Vec<Result<i64>> {
+    let detail = match error {
+        StoreError::Unavailable(detail) => detail.clone(),
+        other => other.to_string(),
+    };
     (0..members)
         .map(|_| {
             Err(StoreError::Unavailable(format!(
-                "the batch this transition was committed in failed: {error}"
+                "{detail} (the transaction this transition was committed in, with others, failed)"
             )))
         })
         .collect()
@@ -220,7 +224,8 @@ mod tests {
         assert_eq!(answers.len(), 3);
         for a in answers {
             match a {
-                Err(StoreError::Unavailable(m)) => assert!(m.contains("disk full"), "{m}"),
+                // The cause first, once: the error already says the database is unavailable.
+                Err(StoreError::Unavailable(m)) => assert!(m.starts_with("disk full ("), "{m}"),
                 other => panic!("{other:?}"),
             }
         }
