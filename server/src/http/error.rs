@@ -44,6 +44,10 @@ pub enum HttpError {
 
 pub type HttpResult<T> = Result<T, HttpError>;
 
+/// The `Retry-After` a 503 carries: soon, since the database usually comes
+/// back by itself (a restart, a failover, room made on a disk).
+pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 2;
+
 impl HttpError {
     pub fn status_code(&self) -> StatusCode {
         match self {
@@ -129,6 +133,12 @@ impl IntoResponse for HttpError {
             HttpError::RateLimited(seconds) => {
                 Some((axum::http::header::RETRY_AFTER, seconds.to_string()))
             }
+            // The database is down, full, read-only or too slow: nothing
+            // changed, and the same request may simply be sent again.
+            HttpError::Unavailable(_) => Some((
+                axum::http::header::RETRY_AFTER,
+                UNAVAILABLE_RETRY_AFTER_SECONDS.to_string(),
+            )),
             _ => None,
         };
         let mut response = (status, Json(self.body())).into_response();

@@ -1,8 +1,28 @@
 //! Liveness and readiness.
+//!
+//! Ready means the service can do its job, which is mostly writing: a
+//! failure report, an action, a timer firing all commit. So `/readyz`
+//! answers 200 only when the database answers a read *and* accepts a
+//! write, within [`READY_WITHIN`], and (SQLite) its disk has room; each
+//! 503 says which of these failed, in plain words. A database that went
+//! away, one that only reads (a read-only file or replica), one too slow
+//! to answer and a full disk are all "not ready", and it becomes ready
+//! again by itself as soon as the cause is gone: every probe looks afresh.
 
 use super::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
+use std::time::Duration;
+
+/// The longest `/readyz` waits for the database. A probe that hangs is
+/// itself the answer (orchestrators give up on a probe after a second or
+/// a few): a database slower than this is not ready.
+pub const READY_WITHIN: Duration = Duration::from_secs(3);
+
+/// Free space under which an SQLite database's disk counts as full: a
+/// commit appends a few pages to the write-ahead log, a checkpoint grows
+/// the file.
+pub const MIN_FREE_BYTES: u64 = 1024 * 1024;
 
 /// The process is up.
 #[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = String)))]
@@ -10,18 +30,59 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// The process can serve requests: the database answers.
+/// The process can serve requests: the database answers a read and
+/// accepts a write in time, and its disk has room.
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, body = String), (status = 503, body = String)))]
 pub async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
-    match s.store.ping().await {
-        Ok(()) => (StatusCode::OK, "ready".into()),
-        Err(e) => {
-            tracing::warn!(error = %e, "not ready");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "database unavailable".into(),
-            )
+    match tokio::time::timeout(READY_WITHIN, readiness(&s)).await {
+        Ok(Ok(())) => (StatusCode::OK, "ready".into()),
+        Ok(Err(why)) => {
+            tracing::warn!(%why, "not ready");
+            (StatusCode::SERVICE_UNAVAILABLE, why)
+        }
+        Err(_) => {
+            let why = format!(
+                "database unavailable: it did not answer within {} s",
+                READY_WITHIN.as_secs()
+            );
+            tracing::warn!(%why, "not ready");
+            (StatusCode::SERVICE_UNAVAILABLE, why)
         }
     }
+}
+
+/// What stops the service from serving, if anything.
+async fn readiness(s: &AppState) -> Result<(), String> {
+    s.store
+        .ping()
+        .await
+        .map_err(|e| format!("database unavailable: {e}"))?;
+    // A write that changes nothing (no profile has this id) but still needs
+    // the database's permission to write: SQLite opens a write transaction
+    // for it, PostgreSQL refuses it in a read-only transaction.
+    s.store
+        .normalise_profile_document(WRITE_PROBE_ID, 0, "")
+        .await
+        .map_err(|e| format!("database read-only: writes are refused ({e})"))?;
+    if let Some(dir) = &s.database_dir {
+        let free = free_bytes(dir)
+            .map_err(|e| format!("cannot tell the free space of {}: {e}", dir.display()))?;
+        if free < MIN_FREE_BYTES {
+            return Err(format!(
+                "disk full: {free} bytes free where the database is ({}); writes would fail",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// No profile id looks like this (they are `p_` and a UUID).
+const WRITE_PROBE_ID: &str = "readyz write probe";
+
+/// Bytes an unprivileged writer may still use on `dir`'s filesystem.
+fn free_bytes(dir: &std::path::Path) -> nix::Result<u64> {
+    let st = nix::sys::statvfs::statvfs(dir)?;
+    Ok(st.blocks_available() as u64 * st.fragment_size() as u64)
 }

@@ -62,6 +62,9 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// Who may do what: checks tokens and sessions.
     pub access: Access,
+    /// The folder of the SQLite file, whose free space `/readyz` checks
+    /// (`None`: PostgreSQL, or not known).
+    pub database_dir: Option<std::path::PathBuf>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -81,6 +84,8 @@ pub struct Setup {
     pub no_auth: bool,
     /// Evidence reports per token and minute (0: no limit).
     pub evidence_per_minute: u32,
+    /// See [`AppState::database_dir`].
+    pub database_dir: Option<std::path::PathBuf>,
 }
 
 impl Setup {
@@ -95,6 +100,7 @@ impl Setup {
             test_clock: defaults.test_clock,
             no_auth: defaults.no_auth,
             evidence_per_minute: defaults.evidence_per_minute,
+            database_dir: None,
         }
     }
 }
@@ -136,6 +142,7 @@ impl AppState {
             // timers, and moving it must not sign anyone out.
             access: Access::new(setup.store.clone(), Clock::system(), setup.no_auth)
                 .with_evidence_limit(setup.evidence_per_minute),
+            database_dir: setup.database_dir.clone(),
         }
     }
 }

@@ -270,7 +270,13 @@ pub async fn events(
                     if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }
                 }
                 _ = tx.closed() => return,
-                _ = signals.shutdown.cancelled() => return,
+                _ = signals.shutdown.cancelled() => {
+                    // Said before the stream ends, so a client can tell a
+                    // server going away from a lost connection. It has no
+                    // id: resuming from the last event's id loses nothing.
+                    let _ = tx.send(Ok(shutdown_event())).await;
+                    return;
+                }
                 // A fallback only: commits on every server sharing the
                 // database wake this stream through the relay at once.
                 _ = tokio::time::sleep(Duration::from_secs(5)) => {}
@@ -279,6 +285,18 @@ pub async fn events(
     });
     Ok(Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// The event stream's last frame when the server shuts down: `event:
+/// shutdown`, with a hint to reconnect after a few seconds (the
+/// `retry` field EventSource honours).
+pub const SHUTDOWN_EVENT: &str = "shutdown";
+
+fn shutdown_event() -> Event {
+    Event::default()
+        .event(SHUTDOWN_EVENT)
+        .retry(Duration::from_secs(3))
+        .data(r#"{"reason":"the server is shutting down; reconnect with Last-Event-ID to resume"}"#)
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -11,9 +11,14 @@ use crate::config::ServeArgs;
 use crate::scheduler;
 use crate::store;
 use anyhow::Context;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+
+/// How long in-flight requests may take to finish once shutdown begins
+/// (under the 30 s orchestrators usually wait before SIGKILL).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 
 /// The services with restart reconciliation done and timers running.
 pub struct Server {
@@ -56,14 +61,29 @@ impl Server {
     ) -> std::io::Result<()> {
         let signals = self.state.routes.signals().clone();
         let stop = signals.shutdown.clone();
-        let served = axum::serve(listener, router(self.state))
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                // Ends long polls, event streams and the timer loop, so the
-                // graceful shutdown does not wait on them.
-                stop.cancel();
-            })
-            .await;
+        let served = axum::serve(listener, router(self.state)).with_graceful_shutdown(async move {
+            shutdown.await;
+            // Ends long polls, event streams (with a last `shutdown` event)
+            // and the timer loop, so the graceful shutdown does not wait on
+            // them.
+            stop.cancel();
+        });
+        let stopping = signals.shutdown.clone();
+        let served = tokio::select! {
+            served = served.into_future() => served,
+            // A client that stopped reading must not hold the process
+            // forever: after the grace period its connection is dropped.
+            _ = async {
+                stopping.cancelled().await;
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } => {
+                tracing::warn!(
+                    grace_seconds = SHUTDOWN_GRACE.as_secs(),
+                    "connections still open after the shutdown grace period; closing them"
+                );
+                Ok(())
+            }
+        };
         signals.shutdown.cancel();
         let _ = self.timers.await;
         if let Some(relay) = self.relay {
@@ -121,6 +141,7 @@ pub async fn serve(
         test_clock: args.test_clock,
         no_auth: args.no_auth,
         evidence_per_minute: args.evidence_per_minute,
+        database_dir: sqlite_dir(&args.database_url),
         ..Setup::new(store, Clock::system())
     });
     if let Some(secret) = &args.demo_token {
@@ -191,6 +212,24 @@ pub async fn serve(
     Ok(())
 }
 
+/// The folder of the SQLite file `url` names (`None`: PostgreSQL or an
+/// in-memory database), whose free space `/readyz` watches.
+fn sqlite_dir(url: &str) -> Option<std::path::PathBuf> {
+    use std::str::FromStr;
+    if !url.starts_with("sqlite:") {
+        return None;
+    }
+    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url).ok()?;
+    let file = options.get_filename();
+    if file.as_os_str().is_empty() || file.as_os_str() == ":memory:" {
+        return None;
+    }
+    Some(match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    })
+}
+
 /// A database URL without its password, for logs.
 pub fn redact_url(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
@@ -224,4 +263,25 @@ pub async fn shutdown_signal() {
         _ = term => {},
     }
     tracing::info!("shutdown requested; finishing in-flight requests");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sqlite_dir;
+    use std::path::PathBuf;
+
+    #[test]
+    fn readyz_watches_the_folder_of_an_sqlite_file_only() {
+        assert_eq!(
+            sqlite_dir("sqlite:///var/lib/kr/db.sqlite"),
+            Some(PathBuf::from("/var/lib/kr"))
+        );
+        assert_eq!(
+            sqlite_dir("sqlite://data/kandev-recovery.db"),
+            Some(PathBuf::from("data"))
+        );
+        assert_eq!(sqlite_dir("sqlite://db.sqlite"), Some(PathBuf::from(".")));
+        assert_eq!(sqlite_dir("sqlite::memory:"), None);
+        assert_eq!(sqlite_dir("postgres://u@h/db"), None);
+    }
 }

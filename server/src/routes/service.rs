@@ -716,6 +716,11 @@ impl Routes {
         let claim_ms = SCHEDULE_CLAIM.as_millis() as i64;
         let mut fired = 0;
         loop {
+            // Shutting down: the batch fired so far is committed; what is
+            // still due stays armed, unclaimed, for the next start.
+            if self.signals.shutdown.is_cancelled() {
+                return Ok(fired);
+            }
             let due = self
                 .store
                 .claim_due_schedules(self.pinned_ms(), claim_ms, FIRE_BATCH)

@@ -63,7 +63,8 @@ pub async fn run(routes: Routes, store: crate::store::DynStore) {
         tokio::pin!(armed);
         armed.as_mut().enable();
 
-        if let Err(e) = routes.fire_due().await {
+        let fired = routes.fire_due().await;
+        if let Err(e) = &fired {
             tracing::error!(error = %e, "firing due schedules failed; will retry");
         }
         if last_lease_check.elapsed() >= LEASE_CHECK {
@@ -73,6 +74,10 @@ pub async fn run(routes: Routes, store: crate::store::DynStore) {
             }
         }
         let sleep = match store.next_deadline(clock.pinned_ms()).await {
+            // The database refused the last pass (full, read-only, gone):
+            // a due schedule would otherwise be retried at once, in a
+            // tight loop, until it comes back.
+            _ if fired.is_err() => POLL,
             Ok(Some(deadline)) => {
                 let ms = (deadline - clock.now_ms()).max(0) as u64;
                 Duration::from_millis(ms).min(POLL)

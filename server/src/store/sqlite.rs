@@ -41,6 +41,24 @@ impl SqliteStore {
         }
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
+            // A COMMIT that fails for a full disk makes SQLite roll the
+            // transaction back itself; sqlx's own ROLLBACK then fails and
+            // its count of open transactions stays at one, so every later
+            // BEGIN on that connection would fail, long after the disk has
+            // room again. Such a connection is closed instead of reused.
+            .after_release(|conn, _| {
+                Box::pin(async move {
+                    use sqlx::{Connection, TransactionManager};
+                    // Runs the rollback sqlx queued when the transaction
+                    // was dropped, so the count below is final.
+                    conn.ping().await?;
+                    Ok(
+                        <sqlx::Sqlite as sqlx::Database>::TransactionManager::get_transaction_depth(
+                            conn,
+                        ) == 0,
+                    )
+                })
+            })
             .connect_with(options)
             .await?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;

@@ -19,6 +19,11 @@
 //! profile under a live route, kill -9 at every step of claim → deliver →
 //! acknowledge.
 //!
+//! `faults`: the database failing under a running service (PostgreSQL
+//! stopped, slow; SQLite on a full disk, read-only), injected by
+//! `fault_proxy`; `shutdown`: what a graceful stop finishes, ends and
+//! leaves for the next start, and a runner carrying on through a restart.
+//!
 //! `agents_*`: the real agent CLIs (installed by scripts/setup into
 //! server/tests/agents) against `fake_provider` on 127.0.0.1.
 
@@ -39,6 +44,8 @@ mod classify_properties;
 mod classify_registry;
 mod classify_timing;
 mod fake_provider;
+mod fault_proxy;
+mod faults;
 mod fuzz_findings;
 mod group_commit;
 mod http_events;
@@ -56,5 +63,6 @@ mod routes_scenarios;
 mod runner_agents;
 mod runner_harness;
 mod runner_scripts;
+mod shutdown;
 mod store;
 mod unknown_log;
