@@ -216,7 +216,8 @@ pub async fn serve(
 /// in-memory database), whose free space `/readyz` watches.
 fn sqlite_dir(url: &str) -> Option<std::path::PathBuf> {
     use std::str::FromStr;
-    if !url.starts_with("sqlite:") {
+    // sqlx names an in-memory database after a file of its own making.
+    if !url.starts_with("sqlite:") || url.contains(":memory:") || url.contains("mode=memory") {
         return None;
     }
     let options = sqlx::sqlite::SqliteConnectOptions::from_str(url).ok()?;
