@@ -11,6 +11,7 @@ use crate::config::ServeArgs;
 use crate::scheduler;
 use crate::store;
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use std::future::{Future, IntoFuture};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -61,6 +62,15 @@ impl Server {
     ) -> std::io::Result<()> {
         let signals = self.state.routes.signals().clone();
         let stop = signals.shutdown.clone();
+        // Without TCP_NODELAY a response written in more than one piece
+        // (a streamed page, every event of an event stream) waits on
+        // Nagle's algorithm for the client's delayed ACK: 40 ms per reused
+        // connection on Linux (a profile page took 44 ms instead of 3).
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+            }
+        });
         let served = axum::serve(listener, router(self.state)).with_graceful_shutdown(async move {
             shutdown.await;
             // Ends long polls, event streams (with a last `shutdown` event)
