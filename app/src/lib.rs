@@ -20,6 +20,11 @@
 //!   live route panels and the circuits page.
 //!
 //! Compiled twice: with `ssr` into the server, with `hydrate` into WASM.
+//! The server renders every page; the browser runs only the islands
+//! (`#[island]`: the profile editor, the live route list and panel, the
+//! circuit cards and the sign-out button), so routing, page shells and the
+//! resources they load never reach the WASM bundle. Links are plain page
+//! loads.
 #![forbid(unsafe_code)]
 
 // First: the macros below use it.
@@ -40,7 +45,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes, A},
-    path,
+    path, SsrMode,
 };
 
 /// The HTML document the server renders around [`App`].
@@ -53,7 +58,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 // Without an icon link browsers ask for /favicon.ico, a 404.
                 <link rel="icon" type="image/svg+xml" href="/favicon.svg"/>
-                <HydrationScripts options/>
+                <HydrationScripts options islands=true/>
                 <MetaTags/>
             </head>
             <body>
@@ -80,13 +85,6 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let viewer = Resource::new(|| (), |_| api::viewer());
     provide_context(ViewerResource(viewer));
-    // Effects only run in the browser: this marks the page as interactive,
-    // which end-to-end tests wait for before typing.
-    Effect::new(|_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
     view! {
         <Stylesheet id="leptos" href="/pkg/kandev-recovery.css"/>
         <Title text="Provider Error Recovery"/>
@@ -106,13 +104,15 @@ pub fn App() -> impl IntoView {
             </header>
             <main>
                 <Routes fallback=|| view! { <p class="notice">"Page not found."</p> }>
-                    <Route path=path!("/") view=pages::profiles::ProfilesPage/>
-                    <Route path=path!("/profiles") view=pages::profiles::ProfilesPage/>
-                    <Route path=path!("/profiles/new") view=pages::profile::NewProfilePage/>
-                    <Route path=path!("/profiles/:id") view=pages::profile::ProfilePage/>
-                    <Route path=path!("/routes") view=pages::routes::RoutesPage/>
-                    <Route path=path!("/routes/:id") view=pages::routes::RoutePage/>
-                    <Route path=path!("/circuits") view=pages::circuits::CircuitsPage/>
+                    // Whole pages, not streamed: the islands script hydrates
+                    // what is in the document when the WASM has loaded.
+                    <Route path=path!("/") view=pages::profiles::ProfilesPage ssr=SsrMode::Async/>
+                    <Route path=path!("/profiles") view=pages::profiles::ProfilesPage ssr=SsrMode::Async/>
+                    <Route path=path!("/profiles/new") view=pages::profile::NewProfilePage ssr=SsrMode::Async/>
+                    <Route path=path!("/profiles/:id") view=pages::profile::ProfilePage ssr=SsrMode::Async/>
+                    <Route path=path!("/routes") view=pages::routes::RoutesPage ssr=SsrMode::Async/>
+                    <Route path=path!("/routes/:id") view=pages::routes::RoutePage ssr=SsrMode::Async/>
+                    <Route path=path!("/circuits") view=pages::circuits::CircuitsPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -122,6 +122,17 @@ pub fn App() -> impl IntoView {
 /// Who is signed in, and the way out.
 #[component]
 fn SignedIn(viewer: api::Viewer) -> impl IntoView {
+    view! {
+        <div class="viewer">
+            <span class="viewer-name">"Signed in as "<strong>{viewer.name}</strong></span>
+            {viewer.session.then(|| view! { <SignOut/> })}
+        </div>
+    }
+}
+
+/// The sign-out button: the only interactive part of the header.
+#[island]
+fn SignOut() -> impl IntoView {
     let signing_out = RwSignal::new(false);
     let sign_out = move |_| {
         signing_out.set(true);
@@ -132,13 +143,27 @@ fn SignedIn(viewer: api::Viewer) -> impl IntoView {
         });
     };
     view! {
-        <div class="viewer">
-            <span class="viewer-name">"Signed in as "<strong>{viewer.name}</strong></span>
-            {viewer.session.then(|| view! {
-                <button type="button" class="secondary" prop:disabled=move || signing_out.get() on:click=sign_out>
-                    "Sign out"
-                </button>
-            })}
-        </div>
+        <button type="button" class="secondary" prop:disabled=move || signing_out.get() on:click=sign_out>
+            "Sign out"
+        </button>
     }
+}
+
+/// The browser's start: sets up the reactive root the islands hydrate
+/// under (`island_script.js` then hydrates each island on the page), and
+/// marks the page as interactive once they are, which end-to-end tests wait
+/// for before typing.
+#[cfg(feature = "hydrate")]
+pub fn hydrate_islands() {
+    leptos::mount::hydrate_islands();
+    // The script hydrates the islands right after this returns, one
+    // microtask each; a zero timeout runs after all of them.
+    set_timeout(
+        || {
+            if let Some(body) = document().body() {
+                let _ = body.set_attribute("data-hydrated", "true");
+            }
+        },
+        std::time::Duration::ZERO,
+    );
 }

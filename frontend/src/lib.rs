@@ -1,4 +1,5 @@
-//! The hydrate entry point: the browser half of the app, nothing else.
+//! The hydrate entry point: the browser half of the app (its islands),
+//! nothing else.
 
 // The app's view types nest deeply; computing their layout for the release
 // WASM build exceeds the default query depth of 128.
@@ -7,5 +8,5 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    app::hydrate_islands();
 }

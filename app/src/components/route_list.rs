@@ -1,17 +1,19 @@
 //! A live list of routes, each linking to its panel: the `/routes` page and
 //! the "active routes" section of a profile's settings page. Starts from the
 //! server-rendered list and follows the event stream; after every
-//! (re)connection it re-reads the list so nothing is missed.
+//! (re)connection it re-reads the list so nothing is missed. An island: its
+//! props are the list as rendered, sent to the browser with the page.
 
 use super::live::{use_route_events, LiveIndicator};
 use crate::api;
 use crate::route::{RouteSnapshot, RouteState};
 use crate::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
 use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Which routes a list shows.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RouteFilter {
     pub profile_id: Option<String>,
     /// Leave out completed and cancelled routes.
@@ -43,17 +45,16 @@ fn upsert(list: &mut Vec<RouteSnapshot>, next: RouteSnapshot, filter: &RouteFilt
     list.sort_by_key(|r| std::cmp::Reverse(r.updated_at));
 }
 
-#[component]
+#[island]
 pub fn RouteList(
     initial: Vec<RouteSnapshot>,
     filter: RouteFilter,
     /// Shown when no route matches.
-    empty: &'static str,
+    #[prop(into)]
+    empty: String,
     /// Profile names by id (the full list names each route's profile).
-    #[prop(optional)]
     profile_names: HashMap<String, String>,
     /// Make the connection indicator a status region.
-    #[prop(optional)]
     announce: bool,
 ) -> impl IntoView {
     let filter = StoredValue::new(filter);
@@ -95,7 +96,7 @@ pub fn RouteList(
             <LiveIndicator connection announce/>
             <Show
                 when=move || routes.with(|r| !r.is_empty())
-                fallback=move || view! { <p class="notice">{empty}</p> }
+                fallback=move || view! { <p class="notice">{empty.clone()}</p> }
             >
                 <ul class="route-cards">
                     <For

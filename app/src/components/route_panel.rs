@@ -180,7 +180,8 @@ enum Notice {
     Problem(String),
 }
 
-#[component]
+/// An island: the page's data travels with it as props.
+#[island]
 pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
     let live = LiveRoute {
         id: StoredValue::new(data.route.id.to_string()),
@@ -202,6 +203,10 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
 
     let notice = RwSignal::new(None::<(Generation, Notice)>);
     let busy = RwSignal::new(false);
+    // The server renders the buttons disabled; they come on once they answer
+    // (a page reached by a link is a fresh load, hydrated a moment later).
+    let interactive = RwSignal::new(false);
+    Effect::new(move |_| interactive.set(true));
     let act = move |action: Action| {
         let generation = live.snapshot.get_untracked().generation;
         busy.set(true);
@@ -368,7 +373,7 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
                         <button
                             type="button"
                             class=action_class(action)
-                            prop:disabled=move || busy.get()
+                            disabled=move || busy.get() || !interactive.get()
                             on:click=move |_| act(action)
                         >
                             {action_label(action)}

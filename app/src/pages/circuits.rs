@@ -35,7 +35,8 @@ pub fn CircuitsPage() -> impl IntoView {
     }
 }
 
-#[component]
+/// The live part of the page (an island; the list travels as props).
+#[island]
 fn CircuitCards(initial: CircuitList) -> impl IntoView {
     let circuits = RwSignal::new(initial.circuits);
     let reload = move || {

@@ -9,7 +9,7 @@ use crate::policy::{FieldError, FieldErrorCode};
 use crate::profile::{check_profile, Intent, Profile};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::{use_navigate, use_params_map};
+use leptos_router::hooks::use_params_map;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Status {
@@ -33,7 +33,7 @@ pub fn ProfilePage() -> impl IntoView {
             {move || Suspend::new(async move {
                 let editable = viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES));
                 match profile.await {
-                    Ok(p) => view! { <ProfileEditor initial=Some(p) editable/> }.into_any(),
+                    Ok(p) => view! { <ProfileSettings initial=Some(p) editable/> }.into_any(),
                     Err(e) => view! { <LoadError error=e/> }.into_any(),
                 }
             })}
@@ -64,7 +64,13 @@ fn ProfileRoutes(profile_id: String, initial: Vec<crate::route::RouteSnapshot>) 
         <section class="profile-routes" aria-labelledby="profile-routes-heading">
             <h2 id="profile-routes-heading">"Active routes using this profile"</h2>
             <p class="explain">"Edits apply to each route's next failure; a pending wait keeps the policy it was scheduled under."</p>
-            <RouteList initial filter empty="No active route uses this profile."/>
+            <RouteList
+                initial
+                filter
+                profile_names=Default::default()
+                announce=false
+                empty="No active route uses this profile."
+            />
         </section>
     }
 }
@@ -76,7 +82,7 @@ pub fn NewProfilePage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="notice">"Loading…"</p> }>
             {move || Suspend::new(async move {
                 if viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES)) {
-                    view! { <ProfileEditor initial=None editable=true/> }.into_any()
+                    view! { <ProfileSettings initial=None editable=true/> }.into_any()
                 } else {
                     view! { <ReadOnlyNotice/> }.into_any()
                 }
@@ -112,7 +118,33 @@ pub fn LoadError(error: ApiError) -> impl IntoView {
     }
 }
 
+/// The page's title as the server renders it, and the editor.
 #[component]
+fn ProfileSettings(initial: Option<Profile>, editable: bool) -> impl IntoView {
+    let name = initial.as_ref().map(|p| p.name.clone()).unwrap_or_default();
+    let title = page_title(&heading_of(&name, initial.is_none()));
+    view! {
+        <Title text=title/>
+        <ProfileEditor initial editable/>
+    }
+}
+
+/// The editor's heading: the profile's name, or what it is while unnamed.
+fn heading_of(name: &str, creating: bool) -> String {
+    match name.trim() {
+        "" if creating => "New dynamic profile".to_string(),
+        "" => "Untitled profile".to_string(),
+        _ => name.to_string(),
+    }
+}
+
+fn page_title(heading: &str) -> String {
+    format!("{heading} · Provider Error Recovery")
+}
+
+/// The settings form: an island, so everything that takes input runs in
+/// the browser; the profile it starts from travels as its props.
+#[island]
 fn ProfileEditor(initial: Option<Profile>, editable: bool) -> impl IntoView {
     let creating = initial.is_none();
     let profile_id = initial.as_ref().map(|p| p.id.clone()).unwrap_or_default();
@@ -152,7 +184,6 @@ fn ProfileEditor(initial: Option<Profile>, editable: bool) -> impl IntoView {
         false,
     );
 
-    let navigate = use_navigate();
     let save_id = profile_id.clone();
     let save = move || {
         attempted.set(true);
@@ -169,7 +200,6 @@ fn ProfileEditor(initial: Option<Profile>, editable: bool) -> impl IntoView {
         status.set(Status::Saving);
         let body = draft.to_json();
         let id = save_id.clone();
-        let navigate = navigate.clone();
         leptos::task::spawn_local(async move {
             let result = if creating {
                 api::create_profile(body).await
@@ -178,7 +208,9 @@ fn ProfileEditor(initial: Option<Profile>, editable: bool) -> impl IntoView {
             };
             match result {
                 Ok(saved) if creating => {
-                    navigate(&format!("/profiles/{}", saved.id), Default::default());
+                    let _ = window()
+                        .location()
+                        .set_href(&format!("/profiles/{}", saved.id));
                 }
                 Ok(saved) => {
                     keep_open_rows(&draft, &saved);
@@ -208,23 +240,18 @@ fn ProfileEditor(initial: Option<Profile>, editable: bool) -> impl IntoView {
             .candidates
             .update(|list| list.push(CandidateDraft::blank()))
     };
-    let heading = move || {
-        let n = draft.name.get();
-        if n.trim().is_empty() {
-            if creating {
-                "New dynamic profile".to_string()
-            } else {
-                "Untitled profile".to_string()
-            }
-        } else {
-            n
-        }
-    };
+    let heading = move || draft.name.with(|n| heading_of(n, creating));
+    // The title follows the name as it is typed (the server rendered the
+    // first one, outside this island).
+    Effect::watch(
+        heading,
+        |h, _, _| document().set_title(&page_title(h)),
+        false,
+    );
     let name_field = Signal::derive(|| "name".to_string());
     let candidates_field = Signal::derive(|| "candidates".to_string());
 
     view! {
-        <Title text=move || format!("{} · Provider Error Recovery", heading())/>
         <nav class="crumbs" aria-label="Breadcrumb"><a href="/profiles">"Profiles"</a></nav>
         <h1>{heading}</h1>
         {configuration_error.map(|e| view! {
