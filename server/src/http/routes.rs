@@ -6,11 +6,12 @@ use super::extract::{JsonBody, Query, TestClockEnabled};
 use super::guard::Caller;
 use super::AppState;
 use crate::auth::rules::may_open_route;
+use crate::routes::feed;
 use crate::routes::{
     ActionRequest, ClaimRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport,
     RouteError,
 };
-use crate::store::RouteFilter;
+use crate::store::{EventRow, RouteFilter};
 use app::api::{ApiError, ErrorCode};
 use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
@@ -22,6 +23,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::time::Duration;
+use tokio::sync::broadcast;
 use tokio_stream::wrappers::ReceiverStream;
 
 impl From<RouteError> for HttpError {
@@ -233,53 +235,69 @@ pub async fn events(
         Some(id) => id,
         None => s.store.last_event_id().await?,
     };
+    // Subscribed before the backlog is read: see routes::feed.
+    let mut feed = s.routes.feed().await?;
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     let store = s.store.clone();
     let signals = s.routes.signals().clone();
-    let mut wake = signals.events.subscribe();
+    let route = q.route_id;
     tokio::spawn(async move {
+        let send = |e: &EventRow| tx.send(Ok(sse_event(e)));
         loop {
-            let batch = match store.events_after(last, q.route_id.as_deref(), 200).await {
-                Ok(b) => b,
-                Err(e) => {
-                    tracing::warn!(error = %e, "event stream read failed");
-                    Vec::new()
+            // The backlog after `last`, from the store: on connecting, and
+            // again whenever this stream fell behind the shared tail.
+            loop {
+                let batch = match store.events_after(last, route.as_deref(), feed::PAGE).await {
+                    Ok(b) => b,
+                    Err(e) => {
+                        // Nothing after `last` may be skipped: look again.
+                        tracing::warn!(error = %e, "event stream read failed; retrying in 1 s");
+                        tokio::select! {
+                            _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                            _ = tx.closed() => return,
+                            _ = signals.shutdown.cancelled() => return,
+                        }
+                    }
+                };
+                for e in &batch {
+                    last = e.id;
+                    if send(e).await.is_err() {
+                        return;
+                    }
                 }
-            };
-            for e in &batch {
-                last = e.id;
-                let payload = format!(
-                    "{{\"id\":{},\"kind\":{},\"route\":{}}}",
-                    e.id,
-                    serde_json::Value::from(e.kind.as_str()),
-                    e.payload
-                );
-                let event = Event::default()
-                    .id(e.id.to_string())
-                    .event(e.kind.clone())
-                    .data(payload);
-                if tx.send(Ok(event)).await.is_err() {
-                    return;
+                if (batch.len() as i64) < feed::PAGE {
+                    break;
                 }
             }
-            if batch.len() == 200 {
-                continue;
-            }
-            tokio::select! {
-                r = wake.recv() => {
-                    if let Err(tokio::sync::broadcast::error::RecvError::Closed) = r { return; }
+            // Then what the tail reads, filtered here.
+            loop {
+                tokio::select! {
+                    r = feed.recv() => match r {
+                        Ok(batch) => {
+                            let seen = last;
+                            for e in batch.iter().filter(|e| e.id > seen) {
+                                last = e.id;
+                                if route.as_deref().is_some_and(|r| r != e.route_id) {
+                                    continue;
+                                }
+                                if send(e).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        // Too far behind: read the store from `last` again.
+                        Err(broadcast::error::RecvError::Lagged(_)) => break,
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                    _ = tx.closed() => return,
+                    _ = signals.shutdown.cancelled() => {
+                        // Said before the stream ends, so a client can tell a
+                        // server going away from a lost connection. It has no
+                        // id: resuming from the last event's id loses nothing.
+                        let _ = tx.send(Ok(shutdown_event())).await;
+                        return;
+                    }
                 }
-                _ = tx.closed() => return,
-                _ = signals.shutdown.cancelled() => {
-                    // Said before the stream ends, so a client can tell a
-                    // server going away from a lost connection. It has no
-                    // id: resuming from the last event's id loses nothing.
-                    let _ = tx.send(Ok(shutdown_event())).await;
-                    return;
-                }
-                // A fallback only: commits on every server sharing the
-                // database wake this stream through the relay at once.
-                _ = tokio::time::sleep(Duration::from_secs(5)) => {}
             }
         }
     });
@@ -291,6 +309,20 @@ pub async fn events(
 /// shutdown`, with a hint to reconnect after a few seconds (the
 /// `retry` field EventSource honours).
 pub const SHUTDOWN_EVENT: &str = "shutdown";
+
+/// One committed event as the stream sends it.
+fn sse_event(e: &EventRow) -> Event {
+    let payload = format!(
+        "{{\"id\":{},\"kind\":{},\"route\":{}}}",
+        e.id,
+        serde_json::Value::from(e.kind.as_str()),
+        e.payload
+    );
+    Event::default()
+        .id(e.id.to_string())
+        .event(e.kind.clone())
+        .data(payload)
+}
 
 fn shutdown_event() -> Event {
     Event::default()

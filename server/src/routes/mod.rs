@@ -15,11 +15,14 @@
 //!   rows and the wire types (corrupt rows are errors, never defaults).
 //! - [`wire`]: request and answer bodies of the route API.
 //! - [`error`]: [`RouteError`], what the service answers instead of a route.
+//! - [`feed`]: the committed event tail, read once per process and
+//!   shared by every event stream.
 //! - [`signals`]: the wake-ups sent after each commit — in-process, and
 //!   relayed from every server's commits on a shared PostgreSQL database.
 
 pub mod dispatch;
 pub mod error;
+pub mod feed;
 pub mod model;
 pub mod plan;
 pub mod service;

@@ -55,6 +55,8 @@ pub struct Routes {
     catalogue: &'static Catalogue,
     unknown: UnknownLog,
     pub(super) signals: Arc<Signals>,
+    /// The committed event tail every event stream reads.
+    feed: Arc<super::feed::Feed>,
     /// One firing pass at a time in this process: the test clock's
     /// "fire everything due before answering" waits for a pass the timer
     /// loop has under way instead of answering while its claims are still
@@ -99,6 +101,7 @@ impl Routes {
             catalogue,
             unknown,
             signals,
+            feed: Arc::default(),
             firing: Arc::default(),
         }
     }
@@ -109,6 +112,12 @@ impl Routes {
 
     pub fn signals(&self) -> &Arc<Signals> {
         &self.signals
+    }
+
+    /// Committed events from now on, for an event stream (see
+    /// [`super::feed`]).
+    pub async fn feed(&self) -> Result<tokio::sync::broadcast::Receiver<super::feed::Batch>> {
+        Ok(self.feed.subscribe(&self.store, &self.signals).await?)
     }
 
     pub(super) fn now(&self) -> DateTime<Utc> {

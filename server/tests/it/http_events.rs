@@ -144,8 +144,82 @@ async fn metrics_and_catalogue(engine: Engine) {
     );
 }
 
+/// Streams opened before, during and after concurrent commits, filtered
+/// and not, each get every event after their start exactly once and in
+/// order: the shared tail (routes::feed) hands over from each stream's
+/// backlog read without a gap or a repeat.
+async fn streams_opened_while_commits_race_miss_nothing(engine: Engine) {
+    const ROUTES: usize = 12;
+    let s = TestServer::start(engine).await;
+    let api = std::sync::Arc::new(s.api());
+    let p = api
+        .profile(&[("Claude", policy(3, 5, 0, "skip"), policy(0, 0, 0, "skip"))])
+        .await;
+    let client = crate::support::client();
+    let open = |query: String| {
+        let req = client.get(s.url(&format!("/api/v1/events?{query}")));
+        async move { req.send().await.unwrap() }
+    };
+    let mut before = open("after=0".into()).await;
+    let mut routes = Vec::new();
+    for _ in 0..ROUTES {
+        routes.push(api.route(&p, "kanban").await);
+    }
+    let first = routes[0]["id"].as_str().unwrap().to_string();
+    let mut one_route = open(format!("route_id={first}&after=0")).await;
+    // Every route fails at once; streams open while the commits land.
+    let failing: Vec<_> = routes
+        .iter()
+        .cloned()
+        .map(|r| {
+            let api = api.clone();
+            tokio::spawn(async move { api.fail(&r, overloaded()).await })
+        })
+        .collect();
+    let mut during = Vec::new();
+    for _ in 0..3 {
+        during.push(open("after=0".into()).await);
+        tokio::task::yield_now().await;
+    }
+    for f in failing {
+        f.await.unwrap();
+    }
+    let mut after = open("after=0".into()).await;
+
+    let all = 2 * ROUTES;
+    let reference = read_events(&mut after, all).await;
+    let ids: Vec<i64> = reference.iter().map(|e| e.0).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    assert_eq!(
+        reference.iter().filter(|e| e.1 == "route.failure").count(),
+        ROUTES
+    );
+    for stream in std::iter::once(&mut before).chain(during.iter_mut()) {
+        let got: Vec<i64> = read_events(stream, all).await.iter().map(|e| e.0).collect();
+        assert_eq!(got, ids);
+    }
+    let mine: Vec<(i64, String)> = read_events(&mut one_route, 2)
+        .await
+        .into_iter()
+        .map(|e| (e.0, e.1))
+        .collect();
+    let expected: Vec<(i64, String)> = reference
+        .iter()
+        .filter(|e| e.2["route"]["id"] == first.as_str())
+        .map(|e| (e.0, e.1.clone()))
+        .collect();
+    assert_eq!(mine, expected);
+    // Nothing more arrives: no event was sent twice.
+    let extra = tokio::time::timeout(std::time::Duration::from_millis(300), before.chunk()).await;
+    assert!(
+        extra.is_err(),
+        "an event beyond the {all} committed: {extra:?}"
+    );
+}
+
 on_both_engines!(
     events_stream_and_resume,
+    streams_opened_while_commits_race_miss_nothing,
     test_clock_is_refused_unless_enabled,
     metrics_and_catalogue
 );
