@@ -373,24 +373,31 @@ macro_rules! impl_store {
                 &self,
                 f: &$crate::store::RouteFilter,
             ) -> $crate::store::Result<Vec<$crate::store::RouteRow>> {
-                // Empty strings match everything, so one statement serves every filter.
-                let sql = $crate::store::sql::select_routes(
-                    "WHERE ($1 = '' OR profile_id = $2) AND ($3 = '' OR state = $4) \
-                     AND ($5 = '' OR caller_kind = $6) ORDER BY updated_at DESC, id LIMIT $7",
-                );
-                let profile = f.profile_id.clone().unwrap_or_default();
-                let state = f.state.clone().unwrap_or_default();
-                let caller = f.caller_kind.clone().unwrap_or_default();
-                Ok(sqlx::query_as(sql.as_str())
-                    .bind(&profile)
-                    .bind(&profile)
-                    .bind(&state)
-                    .bind(&state)
-                    .bind(&caller)
-                    .bind(&caller)
-                    .bind(f.limit)
-                    .fetch_all(&self.pool)
-                    .await?)
+                // Only the filters given are in the statement: with
+                // `($1 = '' OR profile_id = $2)` SQLite cannot use the
+                // profile index (it plans before the values are bound) and
+                // walked every route newest first for a profile with none.
+                let given = [
+                    ("profile_id", f.profile_id.as_deref()),
+                    ("state", f.state.as_deref()),
+                    ("caller_kind", f.caller_kind.as_deref()),
+                ];
+                let mut clause = String::new();
+                let mut n = 0;
+                for (column, value) in given {
+                    if value.is_some() {
+                        n += 1;
+                        clause.push_str(if n == 1 { "WHERE " } else { " AND " });
+                        clause.push_str(&format!("{column} = ${n}"));
+                    }
+                }
+                clause.push_str(&format!(" ORDER BY updated_at DESC, id LIMIT ${}", n + 1));
+                let sql = $crate::store::sql::select_routes(&clause);
+                let mut query = sqlx::query_as(sql.as_str());
+                for value in given.iter().filter_map(|(_, v)| *v) {
+                    query = query.bind(value);
+                }
+                Ok(query.bind(f.limit).fetch_all(&self.pool).await?)
             }
 
             async fn list_attempts(&self, route_id: &str) -> $crate::store::Result<Vec<$crate::store::AttemptRow>> {

@@ -591,8 +591,69 @@ async fn the_database_clock_decides_when_no_instant_is_pinned(engine: Engine) {
     );
 }
 
+/// Every combination of the route list's filters, newest first, limited:
+/// the statement holds only the filters given (so SQLite can use the
+/// profile index), and each one still filters.
+async fn route_lists_filter_by_any_combination(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    // (id, profile, state, caller, updated_at)
+    let routes = [
+        ("a", "p1", "retry_wait", "kanban", 10),
+        ("b", "p1", "stopped", "kanban", 20),
+        ("c", "p1", "retry_wait", "office", 30),
+        ("d", "p2", "retry_wait", "kanban", 40),
+        ("e", "p2", "stopped", "office", 50),
+    ];
+    for (id, profile, state, caller, updated) in routes {
+        let mut row = route_row(id, 1);
+        (row.profile_id, row.state, row.caller_kind, row.updated_at) =
+            (profile.into(), state.into(), caller.into(), updated);
+        s.commit(&Commit {
+            route: Some(row),
+            event_kind: "route.created".into(),
+            event_payload: "{}".into(),
+            ..Commit::default()
+        })
+        .await
+        .unwrap();
+    }
+    let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
+    for profile in ["", "p1", "p2", "p3"] {
+        for state in ["", "retry_wait", "stopped"] {
+            for caller in ["", "kanban", "office"] {
+                for limit in [1, 10] {
+                    let listed: Vec<String> = s
+                        .list_routes(&RouteFilter {
+                            profile_id: some(profile),
+                            state: some(state),
+                            caller_kind: some(caller),
+                            limit,
+                        })
+                        .await
+                        .unwrap()
+                        .into_iter()
+                        .map(|r| r.id)
+                        .collect();
+                    let expected: Vec<String> = routes
+                        .iter()
+                        .rev()
+                        .filter(|r| profile.is_empty() || r.1 == profile)
+                        .filter(|r| state.is_empty() || r.2 == state)
+                        .filter(|r| caller.is_empty() || r.3 == caller)
+                        .take(limit as usize)
+                        .map(|r| r.0.to_string())
+                        .collect();
+                    assert_eq!(listed, expected, "{profile:?} {state:?} {caller:?} {limit}");
+                }
+            }
+        }
+    }
+}
+
 on_both_engines!(
     profiles_crud_with_revisions,
+    route_lists_filter_by_any_combination,
     settings_are_set_once,
     route_commits_are_atomic_and_fenced,
     circuit_writes_are_fenced_and_atomic_with_the_route,
