@@ -24,8 +24,10 @@ use tokio::sync::{broadcast, OnceCell};
 pub const PAGE: i64 = 200;
 
 /// Batches kept for streams that have not taken them yet. A stream
-/// further behind than this reads the store instead.
-const KEPT_BATCHES: usize = 256;
+/// further behind than this reads the store instead. Small on purpose: a
+/// client that stopped reading pins what its stream has not taken, up to
+/// this many batches, until its connection goes.
+const KEPT_BATCHES: usize = 64;
 
 /// How long the tail waits without an announcement before it looks
 /// anyway (announcements are only ever a hint).
