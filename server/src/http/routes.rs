@@ -240,7 +240,8 @@ pub async fn events(
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     let store = s.store.clone();
     let signals = s.routes.signals().clone();
-    let route = q.route_id;
+    // `route_id=` means every route, in the store's reads and here alike.
+    let route = q.route_id.filter(|r| !r.is_empty());
     tokio::spawn(async move {
         let send = |e: &EventRow| tx.send(Ok(sse_event(e)));
         loop {

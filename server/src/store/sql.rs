@@ -377,11 +377,13 @@ macro_rules! impl_store {
                 // `($1 = '' OR profile_id = $2)` SQLite cannot use the
                 // profile index (it plans before the values are bound) and
                 // walked every route newest first for a profile with none.
+                // An empty value filters nothing, as it always has.
                 let given = [
                     ("profile_id", f.profile_id.as_deref()),
                     ("state", f.state.as_deref()),
                     ("caller_kind", f.caller_kind.as_deref()),
-                ];
+                ]
+                .map(|(column, value)| (column, value.filter(|v| !v.is_empty())));
                 let mut clause = String::new();
                 let mut n = 0;
                 for (column, value) in given {
