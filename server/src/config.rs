@@ -93,6 +93,37 @@ pub struct BenchArgs {
     /// Directory holding the built site, for the WASM bundle's size.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
+
+    /// Measure only these (comma-separated; all when not given).
+    /// `decisions` also measures the ceiling it is compared with.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]
+    pub only: Vec<BenchPart>,
+}
+
+/// One measurement of `kandev-recovery bench` (see `--only`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchPart {
+    /// The engine's raw single-row commit ceiling.
+    Ceiling,
+    /// Classifier throughput and latency on one core.
+    Classifier,
+    /// Committed decisions through the HTTP API at 1, 8 and 64 clients.
+    Decisions,
+    /// Event fan-out to many subscribers.
+    Sse,
+    /// The WASM bundle's size and a profile page's render time.
+    Web,
+    /// Timer lateness, restart reconciliation and peak memory.
+    Timers,
+}
+
+impl BenchArgs {
+    /// Whether this run measures `part`.
+    pub fn measures(&self, part: BenchPart) -> bool {
+        self.only.is_empty()
+            || self.only.contains(&part)
+            || (part == BenchPart::Ceiling && self.only.contains(&BenchPart::Decisions))
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -26,7 +26,7 @@ pub mod timers;
 pub mod web;
 
 use crate::clock::Clock;
-use crate::config::BenchArgs;
+use crate::config::{BenchArgs, BenchPart};
 use crate::http::{AppState, Server, Setup};
 use anyhow::Context;
 use serde_json::{json, Map, Value};
@@ -163,32 +163,39 @@ async fn measure(
 
     // 1. The engine's ceiling, on the database the decisions will use.
     let api_db = scratch.database("api").await?;
-    progress(format_args!(
-        "ceiling: single-row durable commits ({} engine)",
-        scratch.engine.name()
-    ));
-    let (ceiling, durability) = ceiling::measure(&api_db, &clients, sizes.ceiling_each)
-        .await
-        .context("measuring the commit ceiling")?;
-    r.insert("durability".into(), json!(durability));
-    r.insert("ceiling_commits_per_s".into(), keyed(&ceiling));
+    let mut ceiling = BTreeMap::new();
+    if args.measures(BenchPart::Ceiling) {
+        progress(format_args!(
+            "ceiling: single-row durable commits ({} engine)",
+            scratch.engine.name()
+        ));
+        let durability;
+        (ceiling, durability) = ceiling::measure(&api_db, &clients, sizes.ceiling_each)
+            .await
+            .context("measuring the commit ceiling")?;
+        r.insert("durability".into(), json!(durability));
+        r.insert("ceiling_commits_per_s".into(), keyed(&ceiling));
+    }
 
     // 2. The classifier, on one thread (one core), off the runtime.
-    progress(format_args!(
-        "classifier: {} rounds over the envelopes",
-        sizes.classifier_rounds
-    ));
-    let rounds = sizes.classifier_rounds;
-    let c = tokio::task::spawn_blocking(move || classifier::measure(rounds.clamp(1, 50), rounds))
-        .await?;
-    progress(format_args!(
-        "  {:.0} envelopes/s, p50 {:.1} µs, p99 {:.1} µs ({} envelopes, {})",
-        c.per_s, c.latency_us.p50, c.latency_us.p99, c.envelopes, c.source
-    ));
-    r.insert("classifier_envelopes_per_s".into(), json!(round(c.per_s)));
-    r.insert("classifier_p50_us".into(), json!(round(c.latency_us.p50)));
-    r.insert("classifier_p99_us".into(), json!(round(c.latency_us.p99)));
-    r.insert("classifier_source".into(), json!(c.source));
+    if args.measures(BenchPart::Classifier) {
+        progress(format_args!(
+            "classifier: {} rounds over the envelopes",
+            sizes.classifier_rounds
+        ));
+        let rounds = sizes.classifier_rounds;
+        let c =
+            tokio::task::spawn_blocking(move || classifier::measure(rounds.clamp(1, 50), rounds))
+                .await?;
+        progress(format_args!(
+            "  {:.0} envelopes/s, p50 {:.1} µs, p99 {:.1} µs ({} envelopes, {})",
+            c.per_s, c.latency_us.p50, c.latency_us.p99, c.envelopes, c.source
+        ));
+        r.insert("classifier_envelopes_per_s".into(), json!(round(c.per_s)));
+        r.insert("classifier_p50_us".into(), json!(round(c.latency_us.p50)));
+        r.insert("classifier_p99_us".into(), json!(round(c.latency_us.p99)));
+        r.insert("classifier_source".into(), json!(c.source));
+    }
 
     // 3. Through HTTP: decisions, event fan-out, page render.
     let store = crate::store::connect(&api_db).await?;
@@ -225,51 +232,57 @@ async fn measure(
         .pool_max_idle_per_host(256)
         .build()?;
     let api = async {
-        let mut per_s = BTreeMap::new();
-        let (mut p50, mut p99, mut share) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-        for &(c, n) in sizes.clients {
-            progress(format_args!("decisions over HTTP: {n} from {c} client(s)"));
-            let d = decisions::measure(&state, &http, &base, c, n).await?;
-            let ceil = ceiling.get(&c).copied().unwrap_or(f64::NAN);
-            progress(format_args!(
-                "  {:.0} decisions/s ({:.0} % of the ceiling), p50 {:.1} ms, p99 {:.1} ms",
-                d.per_s,
-                d.per_s / ceil * 100.0,
-                d.latency_ms.p50,
-                d.latency_ms.p99
-            ));
-            per_s.insert(c, d.per_s);
-            p50.insert(c, d.latency_ms.p50);
-            p99.insert(c, d.latency_ms.p99);
-            share.insert(c, d.per_s / ceil);
+        if args.measures(BenchPart::Decisions) {
+            let mut per_s = BTreeMap::new();
+            let (mut p50, mut p99, mut share) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+            for &(c, n) in sizes.clients {
+                progress(format_args!("decisions over HTTP: {n} from {c} client(s)"));
+                let d = decisions::measure(&state, &http, &base, c, n).await?;
+                let ceil = ceiling.get(&c).copied().unwrap_or(f64::NAN);
+                progress(format_args!(
+                    "  {:.0} decisions/s ({:.0} % of the ceiling), p50 {:.1} ms, p99 {:.1} ms",
+                    d.per_s,
+                    d.per_s / ceil * 100.0,
+                    d.latency_ms.p50,
+                    d.latency_ms.p99
+                ));
+                per_s.insert(c, d.per_s);
+                p50.insert(c, d.latency_ms.p50);
+                p99.insert(c, d.latency_ms.p99);
+                share.insert(c, d.per_s / ceil);
+            }
+            r.insert("decisions_per_s".into(), keyed(&per_s));
+            r.insert("decision_p50_ms".into(), keyed(&p50));
+            r.insert("decision_p99_ms".into(), keyed(&p99));
+            r.insert("decisions_to_ceiling".into(), keyed(&share));
         }
-        r.insert("decisions_per_s".into(), keyed(&per_s));
-        r.insert("decision_p50_ms".into(), keyed(&p50));
-        r.insert("decision_p99_ms".into(), keyed(&p99));
-        r.insert("decisions_to_ceiling".into(), keyed(&share));
 
-        progress(format_args!(
-            "event fan-out: {} subscribers, {} events",
-            sizes.subscribers, sizes.events
-        ));
-        let f = sse::measure(&state, &http, &base, sizes.subscribers, sizes.events).await?;
-        progress(format_args!("  p50 {:.1} ms, p99 {:.1} ms", f.p50, f.p99));
-        r.insert("sse_subscribers".into(), json!(sizes.subscribers));
-        r.insert("sse_p50_ms".into(), json!(round(f.p50)));
-        r.insert("sse_p99_ms".into(), json!(round(f.p99)));
+        if args.measures(BenchPart::Sse) {
+            progress(format_args!(
+                "event fan-out: {} subscribers, {} events",
+                sizes.subscribers, sizes.events
+            ));
+            let f = sse::measure(&state, &http, &base, sizes.subscribers, sizes.events).await?;
+            progress(format_args!("  p50 {:.1} ms, p99 {:.1} ms", f.p50, f.p99));
+            r.insert("sse_subscribers".into(), json!(sizes.subscribers));
+            r.insert("sse_p50_ms".into(), json!(round(f.p50)));
+            r.insert("sse_p99_ms".into(), json!(round(f.p99)));
+        }
 
-        progress(format_args!(
-            "web app: profile page render, {} times",
-            sizes.renders
-        ));
-        let profile = fixtures::profile(&state, 60).await?;
-        let page = web::render(&http, &base, profile.as_str(), sizes.renders).await?;
-        progress(format_args!(
-            "  p50 {:.1} ms, p99 {:.1} ms",
-            page.p50, page.p99
-        ));
-        r.insert("render_profile_p50_ms".into(), json!(round(page.p50)));
-        r.insert("render_profile_p99_ms".into(), json!(round(page.p99)));
+        if args.measures(BenchPart::Web) {
+            progress(format_args!(
+                "web app: profile page render, {} times",
+                sizes.renders
+            ));
+            let profile = fixtures::profile(&state, 60).await?;
+            let page = web::render(&http, &base, profile.as_str(), sizes.renders).await?;
+            progress(format_args!(
+                "  p50 {:.1} ms, p99 {:.1} ms",
+                page.p50, page.p99
+            ));
+            r.insert("render_profile_p50_ms".into(), json!(round(page.p50)));
+            r.insert("render_profile_p99_ms".into(), json!(round(page.p99)));
+        }
         anyhow::Ok(())
     }
     .await;
@@ -277,23 +290,28 @@ async fn measure(
     serving.await??;
     api?;
 
-    match web::wasm(&args.site_root)? {
-        Some(w) => {
-            progress(format_args!(
-                "  WASM {}: {} bytes, {} gzip",
-                w.file, w.raw, w.gzip
-            ));
-            r.insert("wasm_bytes".into(), json!(w.raw));
-            r.insert("wasm_gzip_bytes".into(), json!(w.gzip));
+    if args.measures(BenchPart::Web) {
+        match web::wasm(&args.site_root)? {
+            Some(w) => {
+                progress(format_args!(
+                    "  WASM {}: {} bytes, {} gzip",
+                    w.file, w.raw, w.gzip
+                ));
+                r.insert("wasm_bytes".into(), json!(w.raw));
+                r.insert("wasm_gzip_bytes".into(), json!(w.gzip));
+            }
+            None => {
+                progress(format_args!(
+                    "  WASM: not built (no {}/pkg/*.wasm)",
+                    args.site_root
+                ));
+                r.insert("wasm_bytes".into(), json!("not built"));
+                r.insert("wasm_gzip_bytes".into(), json!("not built"));
+            }
         }
-        None => {
-            progress(format_args!(
-                "  WASM: not built (no {}/pkg/*.wasm)",
-                args.site_root
-            ));
-            r.insert("wasm_bytes".into(), json!("not built"));
-            r.insert("wasm_gzip_bytes".into(), json!("not built"));
-        }
+    }
+    if !args.measures(BenchPart::Timers) {
+        return Ok(r);
     }
 
     // 4. Timers and restarts, on a database of their own.

@@ -198,7 +198,7 @@ impl Routes {
             crate::meters::committed(&commit);
             signals.announce(crate::store::Announcement {
                 event_id,
-                schedule: commit.schedule.is_some(),
+                schedule: commit.schedule.as_ref().map(|s| s.deadline),
                 dispatch: commit.dispatch.is_some(),
             });
             metrics::counter!(crate::meters::ROUTE_TRANSITIONS, "kind" => kind).increment(1);

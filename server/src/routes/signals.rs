@@ -8,6 +8,7 @@
 //! listen.
 
 use crate::store::{Announcement, CommitListener, Heard};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, Notify};
@@ -15,8 +16,12 @@ use tokio_util::sync::CancellationToken;
 
 /// Wake-ups, sent only after a commit.
 pub struct Signals {
-    /// A schedule was armed.
+    /// A schedule was armed that falls due before [`Signals::timer_wakes_at`].
     pub schedules: Notify,
+    /// When the timer loop wakes next by itself (clock ms): a schedule
+    /// armed for later needs no wake-up, the loop finds it then. `i64::MAX`
+    /// while the loop is looking (anything armed meanwhile wakes it).
+    timer_wakes_at: AtomicI64,
     /// A dispatch became claimable.
     pub dispatches: Notify,
     /// A committed event's id (0: look, something may have been missed).
@@ -29,6 +34,7 @@ impl Signals {
     pub fn new() -> Signals {
         Signals {
             schedules: Notify::new(),
+            timer_wakes_at: AtomicI64::new(i64::MAX),
             dispatches: Notify::new(),
             events: broadcast::channel(1024).0,
             shutdown: CancellationToken::new(),
@@ -37,7 +43,12 @@ impl Signals {
 
     /// Wakes the waiters a commit concerns.
     pub fn announce(&self, a: Announcement) {
-        if a.schedule {
+        // Most schedules are armed for seconds to hours ahead, past the
+        // loop's next look: waking it for each would cost two reads a
+        // transition for nothing.
+        if a.schedule
+            .is_some_and(|d| d < self.timer_wakes_at.load(Ordering::SeqCst))
+        {
             self.schedules.notify_one();
         }
         if a.dispatch {
@@ -50,9 +61,21 @@ impl Signals {
     pub fn wake_all(&self) {
         self.announce(Announcement {
             event_id: 0,
-            schedule: true,
+            schedule: Some(i64::MIN),
             dispatch: true,
         });
+    }
+
+    /// The timer loop is looking at the database: any schedule armed from
+    /// now on wakes it (it may have read before that schedule committed).
+    pub fn timer_looking(&self) {
+        self.timer_wakes_at.store(i64::MAX, Ordering::SeqCst);
+    }
+
+    /// The timer loop, done looking, sleeps until `at` (clock ms) unless
+    /// woken: only a schedule due before then wakes it.
+    pub fn timer_sleeps_until(&self, at: i64) {
+        self.timer_wakes_at.store(at, Ordering::SeqCst);
     }
 
     /// Turns what `listener` hears (every server's commits on a shared

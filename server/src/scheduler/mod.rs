@@ -59,6 +59,7 @@ pub async fn run(routes: Routes, store: crate::store::DynStore) {
         }
         // Register interest before looking, so a schedule committed while
         // we look still wakes us.
+        signals.timer_looking();
         let armed = signals.schedules.notified();
         tokio::pin!(armed);
         armed.as_mut().enable();
@@ -88,6 +89,10 @@ pub async fn run(routes: Routes, store: crate::store::DynStore) {
                 POLL
             }
         };
+        // From here only a schedule due before this wake-up wakes us
+        // earlier; one committed after the read above and due sooner is
+        // announced after this store, or found the loop still looking.
+        signals.timer_sleeps_until(clock.now_ms().saturating_add(sleep.as_millis() as i64));
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
             _ = &mut armed => {}

@@ -102,20 +102,53 @@ where
 {
     let mut taken = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut taken, MAX_BATCH).await > 0 {
-        // A caller that stopped waiting before its turn is not committed:
-        // as before group commit, a transition abandoned before it began
-        // leaves nothing behind.
-        taken.retain(|m| !m.answer.is_closed());
-        if taken.is_empty() {
-            continue;
+        if let Some((commits, answers)) = still_wanted(&mut taken) {
+            answer(answers, batch(commits).await);
         }
-        let (commits, answers): (Vec<Commit>, Vec<_>) =
-            taken.drain(..).map(|m| (m.commit, m.answer)).unzip();
-        let results = batch(commits).await;
-        for (answer, result) in answers.into_iter().zip(results) {
-            // A caller that hung up meanwhile no longer wants the answer.
-            let _ = answer.send(result);
+    }
+}
+
+/// [`run`] on a thread of its own, with a synchronous `batch` (SQLite's
+/// writer, see [`super::sqlite_writer`]): the same batches, answered the
+/// same way, until the store is dropped.
+pub(crate) fn run_blocking(
+    mut queue: mpsc::UnboundedReceiver<Member>,
+    mut batch: impl FnMut(Vec<Commit>) -> Vec<Result<i64>>,
+) {
+    let mut taken = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = queue.blocking_recv() {
+        taken.push(first);
+        while taken.len() < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(m) => taken.push(m),
+                Err(_) => break,
+            }
         }
+        if let Some((commits, answers)) = still_wanted(&mut taken) {
+            answer(answers, batch(commits));
+        }
+    }
+}
+
+type Answers = Vec<oneshot::Sender<Result<i64>>>;
+
+/// The taken members whose callers still wait, split into the batch and
+/// where its answers go; `None` when nobody waits.
+fn still_wanted(taken: &mut Vec<Member>) -> Option<(Vec<Commit>, Answers)> {
+    // A caller that stopped waiting before its turn is not committed:
+    // as before group commit, a transition abandoned before it began
+    // leaves nothing behind.
+    taken.retain(|m| !m.answer.is_closed());
+    if taken.is_empty() {
+        return None;
+    }
+    Some(taken.drain(..).map(|m| (m.commit, m.answer)).unzip())
+}
+
+fn answer(answers: Answers, results: Vec<Result<i64>>) {
+    for (answer, result) in answers.into_iter().zip(results) {
+        // A caller that hung up meanwhile no longer wants the answer.
+        let _ = answer.send(result);
     }
 }
 
@@ -137,8 +170,8 @@ pub(crate) fn failed_batch(members: usize, error: &StoreError) -> Vec<Result<i64
         .collect()
 }
 
-/// What one announcement says for a batch: its last event, and whether
-/// any member armed a schedule or made a dispatch. Waiters read the
+/// What one announcement says for a batch: its last event, the earliest
+/// deadline any member armed, and whether any made a dispatch. Waiters read the
 /// database when woken, so one announcement per batch wakes everyone a
 /// member concerns. `None` when no member committed.
 pub(crate) fn announcement<'a>(
@@ -150,12 +183,16 @@ pub(crate) fn announcement<'a>(
         .fold(None, |acc: Option<super::Announcement>, (c, id)| {
             let a = acc.unwrap_or(super::Announcement {
                 event_id: id,
-                schedule: false,
+                schedule: None,
                 dispatch: false,
             });
+            let deadline = c.schedule.as_ref().map(|s| s.deadline);
             Some(super::Announcement {
                 event_id: a.event_id.max(id),
-                schedule: a.schedule || c.schedule.is_some(),
+                schedule: match (a.schedule, deadline) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                },
                 dispatch: a.dispatch || c.dispatch.is_some(),
             })
         })
@@ -166,14 +203,14 @@ mod tests {
     use super::*;
     use crate::store::{Announcement, DispatchRow, ScheduleRow};
 
-    fn with(schedule: bool, dispatch: bool) -> Commit {
+    fn with(schedule: Option<i64>, dispatch: bool) -> Commit {
         Commit {
-            schedule: schedule.then(|| ScheduleRow {
+            schedule: schedule.map(|deadline| ScheduleRow {
                 id: "s".into(),
                 route_id: "r".into(),
                 generation: 1,
                 kind: "retry".into(),
-                deadline: 0,
+                deadline,
                 state: "armed".into(),
                 created_at: 0,
                 circuit: None,
@@ -201,16 +238,28 @@ mod tests {
 
     #[test]
     fn a_batch_announces_its_last_event_and_what_its_committed_members_did() {
-        let (plain, scheduled, dispatched) =
-            (with(false, false), with(true, false), with(false, true));
-        let stale = Err(StoreError::StaleGeneration { current: 3 });
-        // The failed member armed a dispatch that never committed: no `d`.
-        let batch = [(&plain, Ok(7)), (&scheduled, Ok(9)), (&dispatched, stale)];
+        let (plain, later, sooner, dispatched, stale_sooner) = (
+            with(None, false),
+            with(Some(5_000), false),
+            with(Some(2_000), false),
+            with(None, true),
+            with(Some(1_000), false),
+        );
+        let stale = || Err(StoreError::StaleGeneration { current: 3 });
+        // The failed members armed a dispatch and the soonest schedule,
+        // neither committed: no `d`, and the earliest committed deadline.
+        let batch = [
+            (&plain, Ok(7)),
+            (&later, Ok(9)),
+            (&sooner, Ok(8)),
+            (&dispatched, stale()),
+            (&stale_sooner, stale()),
+        ];
         assert_eq!(
             announcement(batch.iter().map(|(c, r)| (*c, r))),
             Some(Announcement {
                 event_id: 9,
-                schedule: true,
+                schedule: Some(2_000),
                 dispatch: false
             })
         );

@@ -19,10 +19,13 @@
 
 mod access;
 pub(crate) mod group;
+mod pg_batch;
 mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
+mod sqlite_writer;
+pub(crate) mod transition;
 
 pub use access::{AccessStore, TokenRow, UserRow};
 pub use postgres::{CommitListener, Heard, PgStore};

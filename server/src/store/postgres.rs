@@ -4,7 +4,7 @@
 //! `now()` decides due-ness, and each commit `NOTIFY`s the
 //! [`CHANNEL`] so every server's [`CommitListener`] hears it.
 
-use super::{group::GroupCommit, sql::impl_store, Announcement, Engine, Result};
+use super::{group::GroupCommit, pg_batch, sql::impl_store, Announcement, Engine, Result};
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::PgPool;
 use std::time::Duration;
@@ -43,6 +43,53 @@ impl PgStore {
         PgStore {
             pool,
             group: GroupCommit::default(),
+        }
+    }
+
+    /// Queues a transition for the store's writer task (see [`super::group`]).
+    pub(crate) async fn commit_queued(&self, c: &super::Commit) -> Result<i64> {
+        self.group.commit(c, self.sqlx_writer()).await
+    }
+
+    /// Commits these together, now (see [`super::Store::commit_all`]).
+    pub(crate) async fn commit_together(&self, commits: &[super::Commit]) -> Vec<Result<i64>> {
+        Self::write_batch(&self.pool, None, commits).await
+    }
+
+    /// One batch: set-based when it is plain ([`pg_batch`]), else (or when
+    /// a fence did not hold there) member by member.
+    pub(crate) async fn write_batch(
+        pool: &PgPool,
+        _writer: Option<&tokio::sync::Mutex<()>>,
+        commits: &[super::Commit],
+    ) -> Vec<Result<i64>> {
+        if pg_batch::plain(commits) {
+            match Self::set_based(pool, commits).await {
+                Ok(Some(ids)) => return ids.into_iter().map(Ok).collect(),
+                Ok(None) => {}
+                // Member by member, the one at fault fails alone (or, if
+                // the database is gone, every member says so).
+                Err(e) => {
+                    tracing::debug!(error = %e, "a set-based batch failed; committing it member by member")
+                }
+            }
+        }
+        Self::commit_batch(pool, None, commits).await
+    }
+
+    /// The set-based batch in a transaction of its own: committed whole,
+    /// or rolled back whole (`None`: a fence did not hold).
+    async fn set_based(pool: &PgPool, commits: &[super::Commit]) -> Result<Option<Vec<i64>>> {
+        let mut tx = pool.begin_with(pg_batch::BEGIN).await?;
+        match pg_batch::write(&mut tx, commits).await? {
+            Some(ids) => {
+                tx.commit().await?;
+                Ok(Some(ids))
+            }
+            None => {
+                tx.rollback().await?;
+                Ok(None)
+            }
         }
     }
 

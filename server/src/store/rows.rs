@@ -222,38 +222,46 @@ pub struct StateCounts {
 
 /// What a committed transition tells every server on the database
 /// (PostgreSQL `NOTIFY`, sent inside the transaction so it is delivered
-/// if and only if the commit happened): which event it wrote, and whether
-/// it armed a schedule or made a dispatch claimable, so each server wakes
-/// only the waiters concerned.
+/// if and only if the commit happened): which event it wrote, the deadline
+/// of the schedule it armed (the earliest, for a batch), and whether it
+/// made a dispatch claimable, so each server wakes only the waiters
+/// concerned: a timer loop only when the schedule is due before it would
+/// wake anyway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Announcement {
     pub event_id: i64,
-    pub schedule: bool,
+    /// The armed schedule's deadline (UTC ms), if one was armed.
+    pub schedule: Option<i64>,
     pub dispatch: bool,
 }
 
 impl Announcement {
-    /// `<event id> <s|-><d|->`: a short, fixed shape.
+    /// `<event id> <deadline ms|-> <d|->`: a short, fixed shape.
     pub fn payload(&self) -> String {
-        format!(
-            "{} {}{}",
-            self.event_id,
-            if self.schedule { 's' } else { '-' },
-            if self.dispatch { 'd' } else { '-' }
-        )
+        let deadline = self
+            .schedule
+            .map_or_else(|| "-".to_string(), |d| d.to_string());
+        let dispatch = if self.dispatch { 'd' } else { '-' };
+        format!("{} {deadline} {dispatch}", self.event_id)
     }
 
     /// The inverse of [`Announcement::payload`]; `None` for anything else.
     pub fn parse(payload: &str) -> Option<Announcement> {
-        let (id, flags) = payload.split_once(' ')?;
-        let event_id = id.parse().ok()?;
-        let (schedule, dispatch) = match flags {
-            "--" => (false, false),
-            "s-" => (true, false),
-            "-d" => (false, true),
-            "sd" => (true, true),
+        let mut parts = payload.split(' ');
+        let event_id = parts.next()?.parse().ok()?;
+        let schedule = match parts.next()? {
+            "-" => None,
+            d if d.starts_with(|c: char| c.is_ascii_digit() || c == '-') => Some(d.parse().ok()?),
             _ => return None,
         };
+        let dispatch = match parts.next()? {
+            "d" => true,
+            "-" => false,
+            _ => return None,
+        };
+        if parts.next().is_some() {
+            return None;
+        }
         Some(Announcement {
             event_id,
             schedule,
@@ -268,15 +276,20 @@ mod tests {
 
     #[test]
     fn announcements_round_trip_and_reject_anything_else() {
-        for (schedule, dispatch) in [(false, false), (true, false), (false, true), (true, true)] {
-            let a = Announcement {
-                event_id: 42,
-                schedule,
-                dispatch,
-            };
-            assert_eq!(Announcement::parse(&a.payload()), Some(a));
+        for schedule in [None, Some(0), Some(1_767_312_000_123), Some(-5)] {
+            for dispatch in [false, true] {
+                let a = Announcement {
+                    event_id: 42,
+                    schedule,
+                    dispatch,
+                };
+                assert_eq!(Announcement::parse(&a.payload()), Some(a));
+            }
         }
-        for bad in ["", "42", "x s-", "42 sx", "42 s-d", "42  s-"] {
+        for bad in [
+            "", "42", "42 -", "x - -", "42 s -", "42 - x", "42 - d d", "42  - -", "42 1x -",
+            "42 - -d",
+        ] {
             assert_eq!(Announcement::parse(bad), None, "{bad:?}");
         }
     }

@@ -6,10 +6,7 @@
 //! [`Store`]: super::Store
 
 /// Route columns in table order, for `INSERT` and `SELECT`.
-pub(crate) const ROUTE_COLUMNS: &str =
-    "id, profile_id, caller_kind, caller_ref, state, generation, cycle, \
-     candidate_index, candidate_id, candidate_label, invocation_id, prompt_generation, effects, \
-     provider_session_id, memory, pending, last_failure, reason, created_at, updated_at";
+pub(crate) const ROUTE_COLUMNS: &str = super::transition::route_columns!();
 
 pub(crate) const ATTEMPT_COLUMNS: &str = "route_id, seq, generation, cycle, candidate_index, candidate_id, \
      candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, safe_excerpt, \
@@ -47,34 +44,6 @@ pub(crate) fn select_attempts(rest: &str) -> String {
 pub(crate) fn select_dispatches(rest: &str) -> String {
     select(DISPATCH_COLUMNS, &format!("FROM dispatches {rest}"))
 }
-
-/// Binds every route column, in [`ROUTE_COLUMNS`] order.
-macro_rules! bind_route {
-    ($q:expr, $r:expr) => {
-        $q.bind(&$r.id)
-            .bind(&$r.profile_id)
-            .bind(&$r.caller_kind)
-            .bind(&$r.caller_ref)
-            .bind(&$r.state)
-            .bind($r.generation)
-            .bind($r.cycle)
-            .bind($r.candidate_index)
-            .bind(&$r.candidate_id)
-            .bind(&$r.candidate_label)
-            .bind(&$r.invocation_id)
-            .bind($r.prompt_generation)
-            .bind($r.effects)
-            .bind(&$r.provider_session_id)
-            .bind(&$r.memory)
-            .bind(&$r.pending)
-            .bind(&$r.last_failure)
-            .bind(&$r.reason)
-            .bind($r.created_at)
-            .bind($r.updated_at)
-    };
-}
-
-pub(crate) use bind_route;
 
 /// The store for one engine. `$begin` opens a write transaction (SQLite
 /// takes the write lock up front so concurrent transitions queue instead of
@@ -347,19 +316,11 @@ macro_rules! impl_store {
             }
 
             async fn commit(&self, c: &$crate::store::Commit) -> $crate::store::Result<i64> {
-                let (pool, writer) = (self.pool.clone(), self.batch_writer());
-                self.group
-                    .commit(c, move |queue| {
-                        tokio::spawn($crate::store::group::run(queue, move |commits| {
-                            let (pool, writer) = (pool.clone(), writer.clone());
-                            async move { Self::commit_batch(&pool, writer.as_deref(), &commits).await }
-                        }));
-                    })
-                    .await
+                self.commit_queued(c).await
             }
 
             async fn commit_all(&self, commits: &[$crate::store::Commit]) -> Vec<$crate::store::Result<i64>> {
-                Self::commit_batch(&self.pool, self.batch_writer().as_deref(), commits).await
+                self.commit_together(commits).await
             }
 
             async fn get_route(&self, id: &str) -> $crate::store::Result<Option<$crate::store::RouteRow>> {
@@ -657,6 +618,19 @@ macro_rules! impl_store {
         }
 
         impl $store {
+            /// Starts a group-commit writer task that commits each batch
+            /// through sqlx (`write_batch`, the engine's own).
+            #[allow(dead_code)]
+            fn sqlx_writer(&self) -> impl FnOnce(tokio::sync::mpsc::UnboundedReceiver<$crate::store::group::Member>) {
+                let (pool, writer) = (self.pool.clone(), self.batch_writer());
+                move |queue| {
+                    tokio::spawn($crate::store::group::run(queue, move |commits| {
+                        let (pool, writer) = (pool.clone(), writer.clone());
+                        async move { Self::write_batch(&pool, writer.as_deref(), &commits).await }
+                    }));
+                }
+            }
+
             /// Commits `commits` in one transaction, each under its own
             /// savepoint (see [`group`]): one answer per member, in order.
             ///
@@ -724,250 +698,64 @@ macro_rules! impl_store {
                 Ok(answers)
             }
 
-            /// One member of a batch: everything [`Commit`] says, inside
-            /// the member's savepoint (the caller rolls back to it on an
+            /// One member of a batch: everything [`Commit`] says (the
+            /// statements [`transition::statements`] lists), inside the
+            /// member's savepoint (the caller rolls back to it on an
             /// error); answers the new event's id.
             ///
             /// [`Commit`]: $crate::store::Commit
+            /// [`transition::statements`]: $crate::store::transition::statements
             async fn apply_commit(
                 conn: &mut <$db as sqlx::Database>::Connection,
                 c: &$crate::store::Commit,
             ) -> $crate::store::Result<i64> {
-                use $crate::store::sql::{bind_route, ROUTE_COLUMNS};
-                use $crate::store::StoreError;
-                let route = c.route.as_ref().ok_or_else(|| StoreError::Unavailable("commit without a route".into()))?;
-                match c.expected_generation {
-                    None => {
-                        let sql = format!(
-                            "INSERT INTO routes ({ROUTE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-                             $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
-                        );
-                        bind_route!(sqlx::query(&sql), route).execute(&mut *conn).await?;
-                    }
-                    Some(expected) => {
-                        let updated = bind_route!(
-                            sqlx::query(
-                                "UPDATE routes SET id = $1, profile_id = $2, caller_kind = $3, caller_ref = $4, \
-                                 state = $5, generation = $6, cycle = $7, candidate_index = $8, candidate_id = $9, \
-                                 candidate_label = $10, invocation_id = $11, prompt_generation = $12, effects = $13, \
-                                 provider_session_id = $14, memory = $15, pending = $16, last_failure = $17, \
-                                 reason = $18, created_at = $19, updated_at = $20 \
-                                 WHERE id = $21 AND generation = $22"
-                            ),
-                            route
-                        )
-                        .bind(&route.id)
-                        .bind(expected)
-                        .execute(&mut *conn)
-                        .await?
-                        .rows_affected();
-                        if updated != 1 {
-                            let current: Option<i64> = sqlx::query_scalar("SELECT generation FROM routes WHERE id = $1")
-                                .bind(&route.id)
-                                .fetch_optional(&mut *conn)
-                                .await?;
-                            return Err(match current {
-                                Some(current) => StoreError::StaleGeneration { current },
-                                None => StoreError::NotFound,
-                            });
+                use $crate::store::transition::{statements, Check, Param, GENERATION};
+                macro_rules! bound {
+                    ($q:expr, $params:expr) => {{
+                        let mut q = $q;
+                        for p in $params {
+                            q = match *p {
+                                Param::Text(v) => q.bind(v),
+                                Param::OptText(v) => q.bind(v),
+                                Param::Int(v) => q.bind(v),
+                                Param::OptInt(v) => q.bind(v),
+                            };
+                        }
+                        q
+                    }};
+                }
+                let route_id = c.route.as_ref().map(|r| r.id.as_str()).unwrap_or_default();
+                for s in statements(c)? {
+                    match s.check {
+                        Check::EventId => {
+                            return Ok(bound!(sqlx::query_scalar::<_, i64>(s.sql), &s.params)
+                                .fetch_one(&mut *conn)
+                                .await?);
+                        }
+                        Check::Any => {
+                            bound!(sqlx::query(s.sql), &s.params).execute(&mut *conn).await?;
+                        }
+                        Check::One(miss) => {
+                            let n = bound!(sqlx::query(s.sql), &s.params)
+                                .execute(&mut *conn)
+                                .await?
+                                .rows_affected();
+                            if n != 1 {
+                                let current = match miss {
+                                    $crate::store::transition::Miss::Route => {
+                                        sqlx::query_scalar(GENERATION)
+                                            .bind(route_id)
+                                            .fetch_optional(&mut *conn)
+                                            .await?
+                                    }
+                                    _ => None,
+                                };
+                                return Err(miss.error(current));
+                            }
                         }
                     }
                 }
-                if let Some(id) = &c.fire_schedule {
-                    let fired = sqlx::query("UPDATE schedules SET state = 'fired' WHERE id = $1 AND state = 'armed'")
-                        .bind(id)
-                        .execute(&mut *conn)
-                        .await?
-                        .rows_affected();
-                    if fired != 1 {
-                        return Err(StoreError::StaleGeneration { current: route.generation });
-                    }
-                }
-                if let Some((id, at)) = &c.ack_dispatch {
-                    let acked = sqlx::query(
-                        "UPDATE dispatches SET state = 'acked', acked_at = $1 WHERE id = $2 AND state = 'claimed'",
-                    )
-                    .bind(*at)
-                    .bind(id)
-                    .execute(&mut *conn)
-                    .await?
-                    .rows_affected();
-                    if acked != 1 {
-                        return Err(StoreError::StaleGeneration { current: route.generation });
-                    }
-                }
-                if let Some(id) = &c.expire_dispatch {
-                    let expired = sqlx::query("UPDATE dispatches SET state = 'void' WHERE id = $1 AND state = 'claimed'")
-                        .bind(id)
-                        .execute(&mut *conn)
-                        .await?
-                        .rows_affected();
-                    if expired != 1 {
-                        return Err(StoreError::StaleGeneration { current: route.generation });
-                    }
-                }
-                // Whatever was pending for older generations is superseded.
-                if c.void_pending {
-                    sqlx::query("UPDATE schedules SET state = 'void' WHERE route_id = $1 AND state = 'armed' AND generation < $2")
-                        .bind(&route.id)
-                        .bind(route.generation)
-                        .execute(&mut *conn)
-                        .await?;
-                    sqlx::query(
-                        "UPDATE dispatches SET state = 'void' WHERE route_id = $1 \
-                         AND state IN ('pending', 'claimed') AND generation < $2",
-                    )
-                    .bind(&route.id)
-                    .bind(route.generation)
-                    .execute(&mut *conn)
-                    .await?;
-                }
-                if let Some(a) = &c.attempt {
-                    sqlx::query(
-                        "INSERT INTO attempts (route_id, seq, generation, cycle, candidate_index, candidate_id, \
-                         candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, \
-                         safe_excerpt, http_status, policy, decision, retry_ordinal, deadline, outcome, \
-                         created_at, classification) \
-                         VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE route_id = $2), \
-                         $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
-                    )
-                    .bind(&a.route_id)
-                    .bind(&a.route_id)
-                    .bind(a.generation)
-                    .bind(a.cycle)
-                    .bind(a.candidate_index)
-                    .bind(&a.candidate_id)
-                    .bind(&a.candidate_label)
-                    .bind(&a.invocation_id)
-                    .bind(&a.code)
-                    .bind(&a.class)
-                    .bind(&a.catalogue_version)
-                    .bind(&a.classifier_rule)
-                    .bind(&a.safe_excerpt)
-                    .bind(a.http_status)
-                    .bind(&a.policy)
-                    .bind(&a.decision)
-                    .bind(a.retry_ordinal)
-                    .bind(a.deadline)
-                    .bind(&a.outcome)
-                    .bind(a.created_at)
-                    .bind(&a.classification)
-                    .execute(&mut *conn)
-                    .await?;
-                }
-                if let Some(s) = &c.schedule {
-                    sqlx::query(
-                        "INSERT INTO schedules (id, route_id, generation, kind, deadline, state, created_at, circuit) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                    )
-                    .bind(&s.id)
-                    .bind(&s.route_id)
-                    .bind(s.generation)
-                    .bind(&s.kind)
-                    .bind(s.deadline)
-                    .bind(&s.state)
-                    .bind(s.created_at)
-                    .bind(&s.circuit)
-                    .execute(&mut *conn)
-                    .await?;
-                }
-                for w in &c.circuits {
-                    let r = &w.row;
-                    let written = match w.expected_version {
-                        None => sqlx::query(
-                            "INSERT INTO circuits (scope, resource, state, open_until, probe_holder, probe_until, \
-                             owner, openings, code, changed_at, version) \
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-                             ON CONFLICT (scope, resource) DO NOTHING",
-                        )
-                        .bind(&r.scope)
-                        .bind(&r.resource)
-                        .bind(&r.state)
-                        .bind(r.open_until)
-                        .bind(&r.probe_holder)
-                        .bind(r.probe_until)
-                        .bind(&r.owner)
-                        .bind(r.openings)
-                        .bind(&r.code)
-                        .bind(r.changed_at)
-                        .bind(r.version)
-                        .execute(&mut *conn)
-                        .await?
-                        .rows_affected(),
-                        Some(expected) => sqlx::query(
-                            "UPDATE circuits SET state = $1, open_until = $2, probe_holder = $3, probe_until = $4, \
-                             owner = $5, openings = $6, code = $7, changed_at = $8, version = $9 \
-                             WHERE scope = $10 AND resource = $11 AND version = $12",
-                        )
-                        .bind(&r.state)
-                        .bind(r.open_until)
-                        .bind(&r.probe_holder)
-                        .bind(r.probe_until)
-                        .bind(&r.owner)
-                        .bind(r.openings)
-                        .bind(&r.code)
-                        .bind(r.changed_at)
-                        .bind(r.version)
-                        .bind(&r.scope)
-                        .bind(&r.resource)
-                        .bind(expected)
-                        .execute(&mut *conn)
-                        .await?
-                        .rows_affected(),
-                    };
-                    if written != 1 {
-                        return Err(StoreError::StaleCircuit {
-                            key: format!("{}:{}", r.scope, r.resource),
-                        });
-                    }
-                    sqlx::query(
-                        "INSERT INTO circuit_events (scope, resource, kind, route_id, payload, created_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6)",
-                    )
-                    .bind(&r.scope)
-                    .bind(&r.resource)
-                    .bind(&w.event_kind)
-                    .bind(&w.route_id)
-                    .bind(&w.event_payload)
-                    .bind(r.changed_at)
-                    .execute(&mut *conn)
-                    .await?;
-                }
-                if let Some(d) = &c.dispatch {
-                    sqlx::query(
-                        "INSERT INTO dispatches (id, route_id, generation, invocation_id, prompt_generation, \
-                         candidate_index, candidate_id, candidate_label, caller_kind, reason, state, lease_until, \
-                         created_at, claimed_at, acked_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-                    )
-                    .bind(&d.id)
-                    .bind(&d.route_id)
-                    .bind(d.generation)
-                    .bind(&d.invocation_id)
-                    .bind(d.prompt_generation)
-                    .bind(d.candidate_index)
-                    .bind(&d.candidate_id)
-                    .bind(&d.candidate_label)
-                    .bind(&d.caller_kind)
-                    .bind(&d.reason)
-                    .bind(&d.state)
-                    .bind(d.lease_until)
-                    .bind(d.created_at)
-                    .bind(d.claimed_at)
-                    .bind(d.acked_at)
-                    .execute(&mut *conn)
-                    .await?;
-                }
-                let event_id: i64 = sqlx::query_scalar(
-                    "INSERT INTO events (route_id, kind, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
-                )
-                .bind(&route.id)
-                .bind(&c.event_kind)
-                .bind(&c.event_payload)
-                .bind(route.updated_at)
-                .fetch_one(&mut *conn)
-                .await?;
-                Ok(event_id)
+                Err($crate::store::StoreError::Unavailable("a transition without an event".into()))
             }
         }
     };

@@ -9,7 +9,8 @@
 //! database, not SQLite's exclusive locking mode: short-lived commands
 //! that open the database while a server runs keep working.
 
-use super::{group::GroupCommit, sql::impl_store, Engine, Result, StoreError};
+use super::sqlite_writer::{self, Target};
+use super::{group::GroupCommit, sql::impl_store, Commit, Engine, Result, StoreError};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
 use std::str::FromStr;
@@ -25,6 +26,11 @@ pub struct SqliteStore {
     writer: Arc<tokio::sync::Mutex<()>>,
     /// Route transitions, committed in batches (see [`super::group`]).
     pub(crate) group: GroupCommit,
+    /// The file the batches are committed to by the writer thread
+    /// ([`sqlite_writer`]); `None` for a store made from a pool (an
+    /// in-memory database, a test's read-only view), whose batches go
+    /// through sqlx.
+    target: Option<Target>,
 }
 
 impl SqliteStore {
@@ -59,10 +65,18 @@ impl SqliteStore {
                     )
                 })
             })
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
-        Ok(SqliteStore::from_migrated_pool(pool))
+        let mut store = SqliteStore::from_migrated_pool(pool);
+        if !url.contains(":memory:") && !url.contains("mode=memory") {
+            store.target = Some(Target {
+                path: options.get_filename().to_path_buf(),
+                read_only: url.contains("mode=ro"),
+                lock: store.writer.clone(),
+            });
+        }
+        Ok(store)
     }
 }
 
@@ -89,6 +103,45 @@ impl SqliteStore {
             pool,
             writer: Arc::default(),
             group: GroupCommit::default(),
+            target: None,
+        }
+    }
+
+    /// A batch through sqlx: member by member.
+    pub(crate) async fn write_batch(
+        pool: &SqlitePool,
+        writer: Option<&tokio::sync::Mutex<()>>,
+        commits: &[Commit],
+    ) -> Vec<Result<i64>> {
+        Self::commit_batch(pool, writer, commits).await
+    }
+
+    /// Queues a transition for the store's writer (see [`super::group`]):
+    /// the writer thread when the store has a file, else a task through sqlx.
+    pub(crate) async fn commit_queued(&self, c: &Commit) -> Result<i64> {
+        match &self.target {
+            Some(t) => self.group.commit(c, sqlite_writer::start(t.clone())).await,
+            None => self.group.commit(c, self.sqlx_writer()).await,
+        }
+    }
+
+    /// Commits these together, now (see [`super::Store::commit_all`]), as
+    /// the writer would.
+    pub(crate) async fn commit_together(&self, commits: &[Commit]) -> Vec<Result<i64>> {
+        match self.target.clone() {
+            Some(t) => {
+                let commits = commits.to_vec();
+                let n = commits.len();
+                tokio::task::spawn_blocking(move || sqlite_writer::commit_once(t, &commits))
+                    .await
+                    .unwrap_or_else(|e| {
+                        super::group::failed_batch(
+                            n,
+                            &StoreError::Unavailable(format!("the batch stopped: {e}")),
+                        )
+                    })
+            }
+            None => Self::write_batch(&self.pool, self.batch_writer().as_deref(), commits).await,
         }
     }
 

@@ -114,6 +114,75 @@ async fn kinds_after(s: &DynStore, after: i64) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A batch whose members each move a different route on and only add rows
+/// (what most batches are; PostgreSQL commits it table by table): every
+/// member commits with its own attempt (numbered after the route's
+/// earlier ones), schedule, swept older schedule and event, the events in
+/// member order.
+async fn a_plain_batch_commits_every_member_with_its_own_rows(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    let ids = ["a", "b", "c", "d"];
+    for answer in s.commit_all(&ids.map(open)).await {
+        answer.unwrap();
+    }
+    // Each route gets an attempt and an armed schedule at generation 2.
+    let first = ids.map(|id| advance(id, 1, &format!("{id}-2")));
+    for answer in s.commit_all(&first).await {
+        answer.unwrap();
+    }
+    let before = s.last_event_id().await.unwrap();
+    // Then all four move on together, sweeping their generation-2 schedules.
+    let second: Vec<Commit> = ids
+        .iter()
+        .map(|id| Commit {
+            void_pending: true,
+            ..advance(id, 2, &format!("{id}-3"))
+        })
+        .collect();
+    let answers: Vec<i64> = s
+        .commit_all(&second)
+        .await
+        .into_iter()
+        .map(|a| a.unwrap())
+        .collect();
+    assert!(
+        answers.windows(2).all(|w| w[0] < w[1]),
+        "event ids follow the members: {answers:?}"
+    );
+    let events = s.events_after(before, None, 100).await.unwrap();
+    assert_eq!(
+        events
+            .iter()
+            .map(|e| (e.id, e.route_id.as_str()))
+            .collect::<Vec<_>>(),
+        answers.iter().copied().zip(ids).collect::<Vec<_>>()
+    );
+    for id in ids {
+        assert_eq!(generation(s, id).await, Some(3));
+        let seqs: Vec<(i64, i64)> = s
+            .list_attempts(id)
+            .await
+            .unwrap()
+            .iter()
+            .map(|a| (a.seq, a.generation))
+            .collect();
+        assert_eq!(seqs, [(2, 3), (1, 2)], "{id}");
+    }
+    let due: Vec<String> = s
+        .due_schedules(i64::MAX, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let mut expected: Vec<String> = ids.iter().map(|id| format!("{id}-3")).collect();
+    expected.sort();
+    let mut due_sorted = due.clone();
+    due_sorted.sort();
+    assert_eq!(due_sorted, expected, "only the new schedules stay armed");
+}
+
 /// A member that lost the race — to the store as it was, or to an earlier
 /// member of its own batch — answers StaleGeneration with the generation
 /// it lost to, and writes nothing; the members around it commit.
@@ -431,7 +500,7 @@ async fn a_batch_is_announced_once_with_what_its_members_did_on_postgres() {
         heard,
         Heard::Commit(Announcement {
             event_id: a2,
-            schedule: true,
+            schedule: Some(9_000),
             dispatch: false
         })
     );
@@ -439,6 +508,7 @@ async fn a_batch_is_announced_once_with_what_its_members_did_on_postgres() {
 
 on_both_engines!(
     flavor = multi_thread;
+    a_plain_batch_commits_every_member_with_its_own_rows,
     a_stale_member_fails_alone_and_writes_nothing,
     a_failed_statement_fails_only_its_member,
     a_failed_commit_fails_every_member_and_writes_nothing,
