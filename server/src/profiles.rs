@@ -94,6 +94,12 @@ impl Profiles {
         Ok(self.load(row).await)
     }
 
+    /// The profile a row read elsewhere holds (see
+    /// `Store::get_route_and_profile`), as [`Profiles::get`] answers it.
+    pub async fn of_row(&self, row: ProfileRow) -> Profile {
+        self.load(row).await
+    }
+
     /// A profile that may authorise work: loaded and free of configuration
     /// errors.
     pub async fn get_usable(&self, id: &str) -> Result<Profile> {

@@ -23,6 +23,7 @@ use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{Commit, DynStore, RouteFilter, ScheduleRow, StoreError};
 use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
+use app::profile::Profile;
 use app::route::{event_kind, Action, Attempt, PendingKind, RouteSnapshot, RouteState};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -137,6 +138,22 @@ impl Routes {
             .await?
             .ok_or(RouteError::NotFound("route"))?;
         Route::from_row(row).map_err(RouteError::Corrupt)
+    }
+
+    /// A route and its profile (`None` when the profile is gone), in one
+    /// read.
+    async fn load_with_profile(&self, id: &RouteId) -> Result<(Route, Option<Profile>)> {
+        let (row, profile) = self
+            .store
+            .get_route_and_profile(id.as_str())
+            .await?
+            .ok_or(RouteError::NotFound("route"))?;
+        let route = Route::from_row(row).map_err(RouteError::Corrupt)?;
+        let profile = match profile {
+            Some(p) => Some(self.profiles.of_row(p).await),
+            None => None,
+        };
+        Ok((route, profile))
     }
 
     pub async fn get(&self, id: &RouteId) -> Result<RouteSnapshot> {
@@ -308,7 +325,7 @@ impl Routes {
         now: DateTime<Utc>,
     ) -> Result<Option<FailureAnswer>> {
         let classification = classification.clone();
-        let route = self.load(id).await?;
+        let (route, profile) = self.load_with_profile(id).await?;
         let gate = EffectGate {
             generation: route.generation.get(),
             invocation_id: &route.invocation_id,
@@ -337,7 +354,6 @@ impl Routes {
         if gate == GateVerdict::Stale || !accepts {
             return Ok(Some(stale_answer(classification, &route, now)));
         }
-        let profile = self.profiles.get(route.profile_id.as_str()).await.ok();
         let mut circuits = self.circuits().await?;
         let decided = plan::decide(
             &route,

@@ -141,13 +141,16 @@ macro_rules! impl_access {
             }
 
             async fn live_token(&self, secret_hash: &str) -> Result<Option<TokenRow>> {
+                // Every request with a token: a hot read.
+                let mut hot = self.hot.take().await?;
                 let row: Option<TokenTuple> = sqlx::query_as(&format!(
                     "SELECT {TOKEN_COLUMNS} FROM api_tokens \
                      WHERE secret_hash = $1 AND revoked_at IS NULL"
                 ))
                 .bind(secret_hash)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *hot)
                 .await?;
+                hot.keep();
                 Ok(row.map(token_row))
             }
 

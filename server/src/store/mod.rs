@@ -19,6 +19,7 @@
 
 mod access;
 pub(crate) mod group;
+mod hot;
 mod pg_batch;
 mod postgres;
 mod rows;
@@ -171,6 +172,13 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     async fn commit_all(&self, commits: &[Commit]) -> Vec<Result<i64>>;
 
     async fn get_route(&self, id: &str) -> Result<Option<RouteRow>>;
+
+    /// A route and its profile (`None` when the profile is gone), read
+    /// together: what deciding on a failure needs, in one round trip.
+    async fn get_route_and_profile(
+        &self,
+        id: &str,
+    ) -> Result<Option<(RouteRow, Option<ProfileRow>)>>;
 
     async fn list_routes(&self, filter: &RouteFilter) -> Result<Vec<RouteRow>>;
 

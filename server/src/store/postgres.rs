@@ -16,6 +16,8 @@ pub struct PgStore {
     pub(crate) pool: PgPool,
     /// Route transitions, committed in batches (see [`super::group`]).
     pub(crate) group: GroupCommit,
+    /// Connections for the hot reads (see [`super::hot`]).
+    pub(crate) hot: super::hot::Hot<sqlx::Postgres>,
 }
 
 impl PgStore {
@@ -41,6 +43,7 @@ impl PgStore {
     /// open a read-only connection to an existing database).
     pub fn from_migrated_pool(pool: PgPool) -> PgStore {
         PgStore {
+            hot: super::hot::Hot::of(&pool),
             pool,
             group: GroupCommit::default(),
         }

@@ -324,10 +324,46 @@ macro_rules! impl_store {
             }
 
             async fn get_route(&self, id: &str) -> $crate::store::Result<Option<$crate::store::RouteRow>> {
-                Ok(sqlx::query_as($crate::store::sql::select_routes("WHERE id = $1").as_str())
+                let mut hot = self.hot.take().await?;
+                let row = sqlx::query_as($crate::store::sql::select_routes("WHERE id = $1").as_str())
                     .bind(id)
-                    .fetch_optional(&self.pool)
-                    .await?)
+                    .fetch_optional(&mut *hot)
+                    .await?;
+                hot.keep();
+                Ok(row)
+            }
+
+            async fn get_route_and_profile(
+                &self,
+                id: &str,
+            ) -> $crate::store::Result<Option<($crate::store::RouteRow, Option<$crate::store::ProfileRow>)>> {
+                use sqlx::{FromRow, Row};
+                let sql = format!(
+                    "SELECT r.*, p.id AS p_id, p.name AS p_name, p.revision AS p_revision, \
+                     p.document AS p_document, p.created_at AS p_created_at, \
+                     p.updated_at AS p_updated_at FROM ({}) AS r \
+                     LEFT JOIN profiles AS p ON p.id = r.profile_id",
+                    $crate::store::sql::select_routes("WHERE id = $1")
+                );
+                let mut hot = self.hot.take().await?;
+                let row = sqlx::query(&sql).bind(id).fetch_optional(&mut *hot).await?;
+                hot.keep();
+                let Some(row) = row else {
+                    return Ok(None);
+                };
+                let route = $crate::store::RouteRow::from_row(&row)?;
+                let profile = match row.try_get::<Option<String>, _>("p_id")? {
+                    None => None,
+                    Some(id) => Some($crate::store::ProfileRow {
+                        id,
+                        name: row.try_get("p_name")?,
+                        revision: row.try_get("p_revision")?,
+                        document: row.try_get("p_document")?,
+                        created_at_ms: row.try_get("p_created_at")?,
+                        updated_at_ms: row.try_get("p_updated_at")?,
+                    }),
+                };
+                Ok(Some((route, profile)))
             }
 
             async fn list_routes(
@@ -564,15 +600,19 @@ macro_rules! impl_store {
             }
 
             async fn list_circuits(&self) -> $crate::store::Result<Vec<$crate::store::CircuitRow>> {
-                Ok(sqlx::query_as(
+                // Read by every decision: a hot read.
+                let mut hot = self.hot.take().await?;
+                let rows = sqlx::query_as(
                     $crate::store::sql::select(
                         $crate::store::sql::CIRCUIT_COLUMNS,
                         "FROM circuits ORDER BY scope, resource",
                     )
                     .as_str(),
                 )
-                .fetch_all(&self.pool)
-                .await?)
+                .fetch_all(&mut *hot)
+                .await?;
+                hot.keep();
+                Ok(rows)
             }
 
             async fn circuit_waiters(&self, key: &str) -> $crate::store::Result<Vec<$crate::store::ScheduleRow>> {

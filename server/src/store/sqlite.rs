@@ -26,6 +26,8 @@ pub struct SqliteStore {
     writer: Arc<tokio::sync::Mutex<()>>,
     /// Route transitions, committed in batches (see [`super::group`]).
     pub(crate) group: GroupCommit,
+    /// Connections for the hot reads (see [`super::hot`]).
+    pub(crate) hot: super::hot::Hot<sqlx::Sqlite>,
     /// The file the batches are committed to by the writer thread
     /// ([`sqlite_writer`]); `None` for a store made from a pool (an
     /// in-memory database, a test's read-only view), whose batches go
@@ -55,16 +57,27 @@ impl SqliteStore {
             .after_release(|conn, _| {
                 Box::pin(async move {
                     use sqlx::{Connection, TransactionManager};
+                    let depth = |conn: &mut sqlx::SqliteConnection| {
+                        <sqlx::Sqlite as sqlx::Database>::TransactionManager::get_transaction_depth(
+                            conn,
+                        )
+                    };
+                    // Nothing opened a transaction (every read): nothing
+                    // can be pending, and no hop to the connection's
+                    // thread is spent finding that out.
+                    if depth(conn) == 0 {
+                        return Ok(true);
+                    }
                     // Runs the rollback sqlx queued when the transaction
                     // was dropped, so the count below is final.
                     conn.ping().await?;
-                    Ok(
-                        <sqlx::Sqlite as sqlx::Database>::TransactionManager::get_transaction_depth(
-                            conn,
-                        ) == 0,
-                    )
+                    Ok(depth(conn) == 0)
                 })
             })
+            // A file on this machine: a connection does not go stale
+            // between uses, and a ping before each would be one more hop
+            // to its thread per statement.
+            .test_before_acquire(false)
             .connect_with(options.clone())
             .await?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
@@ -100,6 +113,7 @@ impl SqliteStore {
     /// open a read-only connection to an existing database).
     pub fn from_migrated_pool(pool: SqlitePool) -> SqliteStore {
         SqliteStore {
+            hot: super::hot::Hot::of(&pool),
             pool,
             writer: Arc::default(),
             group: GroupCommit::default(),

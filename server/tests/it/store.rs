@@ -656,7 +656,31 @@ async fn route_lists_filter_by_any_combination(engine: Engine) {
     }
 }
 
+/// A route and its profile in one read: the profile as stored, none once
+/// it is deleted, and no answer for a route that does not exist.
+async fn a_route_is_read_with_its_profile(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    s.insert_profile(&row("p")).await.unwrap();
+    let open = Commit {
+        route: Some(route_row("r", 1)),
+        event_kind: "route.created".into(),
+        event_payload: "{}".into(),
+        ..Commit::default()
+    };
+    s.commit(&open).await.unwrap();
+    let (route, profile) = s.get_route_and_profile("r").await.unwrap().unwrap();
+    assert_eq!(route, s.get_route("r").await.unwrap().unwrap());
+    assert_eq!(profile, s.get_profile("p").await.unwrap());
+    assert!(profile.is_some());
+    s.delete_profile("p", None).await.unwrap();
+    let (route, profile) = s.get_route_and_profile("r").await.unwrap().unwrap();
+    assert_eq!((route.id.as_str(), profile), ("r", None));
+    assert_eq!(s.get_route_and_profile("nope").await.unwrap(), None);
+}
+
 on_both_engines!(
+    a_route_is_read_with_its_profile,
     profiles_crud_with_revisions,
     route_lists_filter_by_any_combination,
     settings_are_set_once,
