@@ -25,7 +25,7 @@ mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
-mod sqlite_writer;
+pub(crate) mod sqlite_writer;
 pub(crate) mod transition;
 
 pub use access::{AccessStore, TokenRow, UserRow};

@@ -95,8 +95,9 @@ impl Writer {
 }
 
 /// The store's connection settings (`SqliteStore::connect_options`): WAL,
-/// `synchronous=NORMAL`, foreign keys, a 5 s busy timeout.
-fn open(target: &Target) -> rusqlite::Result<Connection> {
+/// `synchronous=NORMAL`, foreign keys, a 5 s busy timeout. Also what
+/// `kandev-recovery bench` measures the raw commit ceiling on.
+pub(crate) fn open(target: &Target) -> rusqlite::Result<Connection> {
     let flags = if target.read_only {
         OpenFlags::SQLITE_OPEN_READ_ONLY
     } else {
