@@ -96,6 +96,11 @@ fn user_row(t: UserTuple) -> UserRow {
 }
 
 const TOKEN_COLUMNS: &str = "id, name, secret_hash, permissions, created_at, revoked_at";
+
+/// A live token by its secret's digest.
+pub(crate) static LIVE_TOKEN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("SELECT {TOKEN_COLUMNS} FROM api_tokens WHERE secret_hash = $1 AND revoked_at IS NULL")
+});
 const USER_COLUMNS: &str = "id, name, permissions, created_at";
 
 macro_rules! impl_access {
@@ -142,14 +147,14 @@ macro_rules! impl_access {
 
             async fn live_token(&self, secret_hash: &str) -> Result<Option<TokenRow>> {
                 // Every request with a token: a hot read.
+                if let Some(r) = self.readers() {
+                    return r.live_token(secret_hash);
+                }
                 let mut hot = self.hot.take().await?;
-                let row: Option<TokenTuple> = sqlx::query_as(&format!(
-                    "SELECT {TOKEN_COLUMNS} FROM api_tokens \
-                     WHERE secret_hash = $1 AND revoked_at IS NULL"
-                ))
-                .bind(secret_hash)
-                .fetch_optional(&mut *hot)
-                .await?;
+                let row: Option<TokenTuple> = sqlx::query_as(LIVE_TOKEN.as_str())
+                    .bind(secret_hash)
+                    .fetch_optional(&mut *hot)
+                    .await?;
                 hot.keep();
                 Ok(row.map(token_row))
             }

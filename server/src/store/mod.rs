@@ -17,7 +17,7 @@
 //! (`NOTIFY`, read back through [`CommitListener`]) so waiters on every
 //! server wake at once instead of at their next poll.
 
-mod access;
+pub(crate) mod access;
 pub(crate) mod group;
 mod hot;
 mod pg_batch;
@@ -25,6 +25,7 @@ mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
+mod sqlite_reads;
 pub(crate) mod sqlite_writer;
 pub(crate) mod transition;
 

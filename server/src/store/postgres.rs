@@ -96,6 +96,11 @@ impl PgStore {
         }
     }
 
+    /// No inline reads: every read is a round trip to the server.
+    pub(crate) fn readers(&self) -> Option<&super::sqlite_reads::Readers> {
+        None
+    }
+
     /// PostgreSQL handles concurrent writers itself (row locks).
     pub(crate) async fn writer(&self) -> Option<()> {
         None

@@ -37,6 +37,25 @@ pub(crate) fn select_routes(rest: &str) -> String {
     select(ROUTE_COLUMNS, &format!("FROM routes {rest}"))
 }
 
+/// A route by id.
+pub(crate) static ROUTE_BY_ID: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| select_routes("WHERE id = $1"));
+
+/// A route by id and its profile's columns (`p_…`, null when it is gone).
+pub(crate) static ROUTE_AND_PROFILE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "SELECT r.*, p.id AS p_id, p.name AS p_name, p.revision AS p_revision, \
+         p.document AS p_document, p.created_at AS p_created_at, \
+         p.updated_at AS p_updated_at FROM ({}) AS r \
+         LEFT JOIN profiles AS p ON p.id = r.profile_id",
+        *ROUTE_BY_ID
+    )
+});
+
+/// Every circuit, by scope and resource.
+pub(crate) static CIRCUITS: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| select(CIRCUIT_COLUMNS, "FROM circuits ORDER BY scope, resource"));
+
 pub(crate) fn select_attempts(rest: &str) -> String {
     select(ATTEMPT_COLUMNS, &format!("FROM attempts {rest}"))
 }
@@ -324,8 +343,11 @@ macro_rules! impl_store {
             }
 
             async fn get_route(&self, id: &str) -> $crate::store::Result<Option<$crate::store::RouteRow>> {
+                if let Some(r) = self.readers() {
+                    return r.route(id);
+                }
                 let mut hot = self.hot.take().await?;
-                let row = sqlx::query_as($crate::store::sql::select_routes("WHERE id = $1").as_str())
+                let row = sqlx::query_as($crate::store::sql::ROUTE_BY_ID.as_str())
                     .bind(id)
                     .fetch_optional(&mut *hot)
                     .await?;
@@ -338,15 +360,14 @@ macro_rules! impl_store {
                 id: &str,
             ) -> $crate::store::Result<Option<($crate::store::RouteRow, Option<$crate::store::ProfileRow>)>> {
                 use sqlx::{FromRow, Row};
-                let sql = format!(
-                    "SELECT r.*, p.id AS p_id, p.name AS p_name, p.revision AS p_revision, \
-                     p.document AS p_document, p.created_at AS p_created_at, \
-                     p.updated_at AS p_updated_at FROM ({}) AS r \
-                     LEFT JOIN profiles AS p ON p.id = r.profile_id",
-                    $crate::store::sql::select_routes("WHERE id = $1")
-                );
+                if let Some(r) = self.readers() {
+                    return r.route_and_profile(id);
+                }
                 let mut hot = self.hot.take().await?;
-                let row = sqlx::query(&sql).bind(id).fetch_optional(&mut *hot).await?;
+                let row = sqlx::query($crate::store::sql::ROUTE_AND_PROFILE.as_str())
+                    .bind(id)
+                    .fetch_optional(&mut *hot)
+                    .await?;
                 hot.keep();
                 let Some(row) = row else {
                     return Ok(None);
@@ -601,16 +622,13 @@ macro_rules! impl_store {
 
             async fn list_circuits(&self) -> $crate::store::Result<Vec<$crate::store::CircuitRow>> {
                 // Read by every decision: a hot read.
+                if let Some(r) = self.readers() {
+                    return r.circuits();
+                }
                 let mut hot = self.hot.take().await?;
-                let rows = sqlx::query_as(
-                    $crate::store::sql::select(
-                        $crate::store::sql::CIRCUIT_COLUMNS,
-                        "FROM circuits ORDER BY scope, resource",
-                    )
-                    .as_str(),
-                )
-                .fetch_all(&mut *hot)
-                .await?;
+                let rows = sqlx::query_as($crate::store::sql::CIRCUITS.as_str())
+                    .fetch_all(&mut *hot)
+                    .await?;
                 hot.keep();
                 Ok(rows)
             }

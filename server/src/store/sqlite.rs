@@ -33,6 +33,9 @@ pub struct SqliteStore {
     /// in-memory database, a test's read-only view), whose batches go
     /// through sqlx.
     target: Option<Target>,
+    /// The hot reads, inline on connections of their own (see
+    /// [`super::sqlite_reads`]); `None` with no file, as `target`.
+    readers: Option<super::sqlite_reads::Readers>,
 }
 
 impl SqliteStore {
@@ -83,11 +86,13 @@ impl SqliteStore {
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
         let mut store = SqliteStore::from_migrated_pool(pool);
         if !url.contains(":memory:") && !url.contains("mode=memory") {
-            store.target = Some(Target {
+            let target = Target {
                 path: options.get_filename().to_path_buf(),
                 read_only: url.contains("mode=ro"),
                 lock: store.writer.clone(),
-            });
+            };
+            store.readers = Some(super::sqlite_reads::Readers::new(target.clone()));
+            store.target = Some(target);
         }
         Ok(store)
     }
@@ -118,7 +123,12 @@ impl SqliteStore {
             writer: Arc::default(),
             group: GroupCommit::default(),
             target: None,
+            readers: None,
         }
+    }
+
+    pub(crate) fn readers(&self) -> Option<&super::sqlite_reads::Readers> {
+        self.readers.as_ref()
     }
 
     /// A batch through sqlx: member by member.
