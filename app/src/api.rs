@@ -288,7 +288,7 @@ pub async fn delete_profile(id: &str, revision: i64) -> Result<(), ApiError> {
 #[cfg(feature = "hydrate")]
 mod browser {
     use super::{ApiError, ErrorCode};
-    use gloo_net::http::{Request, RequestBuilder, Response};
+    use gloo_net::http::{Request, RequestBuilder};
     use serde::de::DeserializeOwned;
 
     pub fn encode(s: &str) -> String {
@@ -310,32 +310,52 @@ mod browser {
             .map(|(_, value)| value.to_string())
     }
 
-    async fn read<T: DeserializeOwned>(
-        resp: Result<Response, gloo_net::Error>,
-    ) -> Result<T, ApiError> {
-        let resp = resp.map_err(|e| {
+    /// An answer's status and body, or the error a failed request is.
+    /// Not generic: the fetch and its future are compiled once, and only
+    /// [`parse`] is made per answer type.
+    async fn fetch(
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<(u16, String), ApiError> {
+        let builder: RequestBuilder = match method {
+            "POST" => Request::post(path),
+            "PUT" => Request::put(path),
+            "DELETE" => Request::delete(path),
+            _ => Request::get(path),
+        };
+        let request = match body {
+            None => builder.build(),
+            Some(body) => {
+                // Every write proves it comes from this app's page: the
+                // session's CSRF token is in a cookie only this site's
+                // pages can read.
+                let builder = match csrf_token() {
+                    Some(token) => builder.header("x-csrf-token", &token),
+                    None => builder,
+                };
+                if body.is_null() {
+                    builder.build()
+                } else {
+                    builder.json(body)
+                }
+            }
+        };
+        let request = request.map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let resp = request.send().await.map_err(|e| {
             ApiError::new(
                 ErrorCode::Network,
                 format!("The server could not be reached: {e}"),
             )
         })?;
         let status = resp.status();
+        // A body that cannot be read is an empty one: an answer that needs
+        // one then fails to parse and says so.
+        let text = resp.text().await.unwrap_or_default();
         if resp.ok() {
-            if status == 204 {
-                // Read as the text `null` with the same string deserializer
-                // the answers use: `from_value` would compile a second
-                // deserializer of every answer type into the bundle.
-                return serde_json::from_str("null")
-                    .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()));
-            }
-            resp.json::<T>().await.map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Internal,
-                    format!("Unexpected answer from the server: {e}"),
-                )
-            })
+            Ok((status, text))
         } else {
-            let mut err = resp.json::<ApiError>().await.unwrap_or_else(|_| {
+            let mut err = serde_json::from_str::<ApiError>(&text).unwrap_or_else(|_| {
                 ApiError::new(ErrorCode::Internal, format!("The server answered {status}"))
             });
             err.status = status;
@@ -343,47 +363,42 @@ mod browser {
         }
     }
 
+    /// Reads a successful answer as `T`; a 204 is read as the text `null`
+    /// with the same deserializer (`from_value` would compile a second
+    /// deserializer of every answer type into the bundle).
+    fn parse<T: DeserializeOwned>((status, text): (u16, String)) -> Result<T, ApiError> {
+        let text = if status == 204 { "null" } else { text.as_str() };
+        serde_json::from_str(text).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Internal,
+                format!("Unexpected answer from the server: {e}"),
+            )
+        })
+    }
+
     // Browser futures are not `Send`; resources require it. The browser is
     // single-threaded, so wrapping them is sound.
+    async fn fetch_sendable(
+        method: &'static str,
+        path: String,
+        body: Option<serde_json::Value>,
+    ) -> Result<(u16, String), ApiError> {
+        send_wrapper::SendWrapper::new(Box::pin(async move {
+            fetch(method, &path, body.as_ref()).await
+        }))
+        .await
+    }
+
     pub async fn get<T: DeserializeOwned + 'static>(path: &str) -> Result<T, ApiError> {
-        let path = path.to_string();
-        send_wrapper::SendWrapper::new(async move { read(Request::get(&path).send().await).await })
-            .await
+        parse(fetch_sendable("GET", path.to_string(), None).await?)
     }
 
     pub async fn send<T: DeserializeOwned + 'static>(
-        method: &str,
+        method: &'static str,
         path: &str,
         body: &serde_json::Value,
     ) -> Result<T, ApiError> {
-        let (method, path, body) = (method.to_string(), path.to_string(), body.clone());
-        send_wrapper::SendWrapper::new(async move { send_now(&method, &path, &body).await }).await
-    }
-
-    async fn send_now<T: DeserializeOwned>(
-        method: &str,
-        path: &str,
-        body: &serde_json::Value,
-    ) -> Result<T, ApiError> {
-        let builder: RequestBuilder = match method {
-            "POST" => Request::post(path),
-            "PUT" => Request::put(path),
-            "DELETE" => Request::delete(path),
-            _ => Request::get(path),
-        };
-        // Every write proves it comes from this app's page: the session's
-        // CSRF token is in a cookie only this site's pages can read.
-        let builder = match csrf_token() {
-            Some(token) => builder.header("x-csrf-token", &token),
-            None => builder,
-        };
-        let request = if body.is_null() {
-            builder.build()
-        } else {
-            builder.json(body)
-        };
-        let request = request.map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-        read(request.send().await).await
+        parse(fetch_sendable(method, path.to_string(), Some(body.clone())).await?)
     }
 }
 

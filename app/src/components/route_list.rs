@@ -5,6 +5,7 @@
 //! props are the list as rendered, sent to the browser with the page.
 
 use super::live::{use_route_events, LiveIndicator};
+use super::seed::Seed;
 use crate::api;
 use crate::route::{RouteSnapshot, RouteState};
 use crate::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
@@ -47,20 +48,21 @@ fn upsert(list: &mut Vec<RouteSnapshot>, next: RouteSnapshot, filter: &RouteFilt
 
 #[island]
 pub fn RouteList(
-    initial: Vec<RouteSnapshot>,
-    filter: RouteFilter,
+    #[prop(into)] initial: Seed<Vec<RouteSnapshot>>,
+    #[prop(into)] filter: Seed<RouteFilter>,
     /// Shown when no route matches.
     #[prop(into)]
     empty: String,
     /// Profile names by id (the full list names each route's profile).
-    profile_names: HashMap<String, String>,
+    #[prop(into)]
+    profile_names: Seed<HashMap<String, String>>,
     /// Make the connection indicator a status region.
     announce: bool,
 ) -> impl IntoView {
-    let filter = StoredValue::new(filter);
+    let filter = StoredValue::new(filter.into_inner());
     let routes = RwSignal::new({
         let mut list = Vec::new();
-        for r in initial {
+        for r in initial.into_inner() {
             upsert(&mut list, r, &filter.get_value());
         }
         list
@@ -89,7 +91,7 @@ pub fn RouteList(
             });
         },
     );
-    let names = StoredValue::new(profile_names);
+    let names = StoredValue::new(profile_names.into_inner());
 
     view! {
         <div class="route-list">

@@ -10,6 +10,7 @@
 //! only the words; the backend fires the schedule.
 
 use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
+use super::seed::Seed;
 use crate::api::{self, ApiError};
 use crate::circuit::CircuitView;
 use crate::ids::Generation;
@@ -180,9 +181,23 @@ enum Notice {
     Problem(String),
 }
 
+impl Notice {
+    /// The line's class and words. One view for every notice: a view per
+    /// kind would be type-erased, and each erased view compiles its own
+    /// async hydration path into the bundle.
+    fn line(self) -> (&'static str, String) {
+        match self {
+            Notice::Sending(a) => ("status", format!("{}…", action_label(a))),
+            Notice::Done(m) => ("status ok", m),
+            Notice::MovedOn(m) | Notice::Problem(m) => ("status problem", m),
+        }
+    }
+}
+
 /// An island: the page's data travels with it as props.
 #[island]
-pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
+pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> impl IntoView {
+    let data = data.into_inner();
     let live = LiveRoute {
         id: StoredValue::new(data.route.id.to_string()),
         snapshot: RwSignal::new(data.route),
@@ -227,7 +242,7 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
                     let message = format!(
                         "The route moved on before your action arrived, so nothing was done. \
                          Above is where it is now ({}).",
-                        state_words(route.state).to_lowercase()
+                        state_words(route.state).to_ascii_lowercase()
                     );
                     (Some(*route), Notice::MovedOn(message))
                 }
@@ -382,10 +397,9 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
                 </div>
             </Show>
             <div class="route-notice" role="status" aria-label="Action result">
-                {move || visible_notice().map(|n| match n {
-                    Notice::Sending(a) => view! { <p class="status">{format!("{}…", action_label(a))}</p> }.into_any(),
-                    Notice::Done(m) => view! { <p class="status ok">{m}</p> }.into_any(),
-                    Notice::MovedOn(m) | Notice::Problem(m) => view! { <p class="status problem">{m}</p> }.into_any(),
+                {move || visible_notice().map(|n| {
+                    let (class, text) = n.line();
+                    view! { <p class=class>{text}</p> }
                 })}
             </div>
         </section>

@@ -6,6 +6,7 @@
 use crate::api::{self, ApiError};
 use crate::circuit::{CircuitList, CircuitStatus, CircuitView};
 use crate::components::live::{show_time, use_route_events, LiveIndicator};
+use crate::components::seed::Seed;
 use crate::words::{circuit_status_words, safe_cause};
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -37,8 +38,8 @@ pub fn CircuitsPage() -> impl IntoView {
 
 /// The live part of the page (an island; the list travels as props).
 #[island]
-fn CircuitCards(initial: CircuitList) -> impl IntoView {
-    let circuits = RwSignal::new(initial.circuits);
+fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
+    let circuits = RwSignal::new(initial.into_inner().circuits);
     let reload = move || {
         leptos::task::spawn_local(async move {
             if let Ok(list) = api::list_circuits().await {
