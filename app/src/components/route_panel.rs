@@ -19,6 +19,7 @@ use crate::route::machine::valid_actions;
 use crate::route::Action;
 use crate::route::{Attempt, RouteSnapshot, RouteState};
 use crate::words::*;
+use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -321,6 +322,9 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
         }
     };
 
+    // Not `<Show>` (type-erased views; see the route list).
+    let has_actions = Memo::new(move |_| !actions().is_empty());
+
     view! {
         <section class="panel route-panel" aria-labelledby="route-state" data-state=move || state().as_str()>
             <div class="route-state-row">
@@ -382,7 +386,7 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
                     <dd class="route-next">{next_line}</dd>
                 </div>
             </dl>
-            <Show when=move || !actions().is_empty()>
+            {move || has_actions.get().then(|| view! {
                 <div class="route-actions" role="group" aria-label="Route actions">
                     <For each=actions key=|a| *a let:action>
                         <button
@@ -395,7 +399,7 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
                         </button>
                     </For>
                 </div>
-            </Show>
+            })}
             <div class="route-notice" role="status" aria-label="Action result">
                 {move || visible_notice().map(|n| {
                     let (class, text) = n.line();
@@ -409,16 +413,15 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
 
 #[component]
 fn AttemptHistory(attempts: RwSignal<Vec<Attempt>>, clock: RwSignal<Option<f64>>) -> impl IntoView {
+    let any = Memo::new(move |_| attempts.with(|a| !a.is_empty()));
     view! {
         <section class="history" aria-labelledby="history-heading">
             <h2 id="history-heading">"Attempt history"</h2>
             <p class="explain">
                 "Every failure this route reported, newest first, with the decision taken and the policy that was in force then."
             </p>
-            <Show
-                when=move || attempts.with(|a| !a.is_empty())
-                fallback=|| view! { <p class="notice">"No failures reported yet."</p> }
-            >
+            {move || if any.get() {
+                Either::Left(view! {
                 <table class="attempts">
                     <thead>
                         <tr>
@@ -437,7 +440,10 @@ fn AttemptHistory(attempts: RwSignal<Vec<Attempt>>, clock: RwSignal<Option<f64>>
                         </For>
                     </tbody>
                 </table>
-            </Show>
+                })
+            } else {
+                Either::Right(view! { <p class="notice">"No failures reported yet."</p> })
+            }}
         </section>
     }
 }

@@ -8,6 +8,7 @@ use crate::circuit::{CircuitList, CircuitStatus, CircuitView};
 use crate::components::live::{show_time, use_route_events, LiveIndicator};
 use crate::components::seed::Seed;
 use crate::words::{circuit_status_words, safe_cause};
+use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -51,15 +52,13 @@ fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
     // Times in the viewer's zone once hydrated (UTC while rendering on the server).
     let local = RwSignal::new(false);
     Effect::new(move |_| local.set(true));
+    // Not `<Show>` (type-erased views; see the route list).
+    let any = Memo::new(move |_| circuits.with(|c| !c.is_empty()));
     view! {
         <div class="circuit-list">
             <LiveIndicator connection announce=true/>
-            <Show
-                when=move || circuits.with(|c| !c.is_empty())
-                fallback=|| view! {
-                    <p class="notice">"No circuits yet. A circuit appears when a confident provider, account, model or profile failure names a resource."</p>
-                }
-            >
+            {move || if any.get() {
+                Either::Left(view! {
                 <ul class="circuit-cards">
                     <For
                         each=move || circuits.get()
@@ -69,7 +68,12 @@ fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
                         <CircuitCard circuit local/>
                     </For>
                 </ul>
-            </Show>
+                })
+            } else {
+                Either::Right(view! {
+                    <p class="notice">"No circuits yet. A circuit appears when a confident provider, account, model or profile failure names a resource."</p>
+                })
+            }}
         </div>
     }
 }
