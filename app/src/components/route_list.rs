@@ -108,13 +108,9 @@ pub fn RouteList(
             {move || if any.get() {
                 Either::Left(view! {
                 <ul class="route-cards">
-                    <For
-                        each=move || routes.get()
-                        key=|r| (r.id.clone(), r.generation, r.updated_at)
-                        let:route
-                    >
+                    {move || routes.get().into_iter().map(|route| view! {
                         <RouteCard profile=names.with_value(|n| n.get(route.profile_id.as_str()).cloned()) route/>
-                    </For>
+                    }).collect_view()}
                 </ul>
                 })
             } else {

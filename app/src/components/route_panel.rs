@@ -388,16 +388,25 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
             </dl>
             {move || has_actions.get().then(|| view! {
                 <div class="route-actions" role="group" aria-label="Route actions">
-                    <For each=actions key=|a| *a let:action>
-                        <button
-                            type="button"
-                            class=action_class(action)
-                            disabled=move || busy.get() || !interactive.get()
-                            on:click=move |_| act(action)
-                        >
-                            {action_label(action)}
-                        </button>
-                    </For>
+                    // One place per action, in the state table's order, each
+                    // button there while its action is allowed: what a keyed
+                    // list of the allowed actions would show, without one.
+                    {Action::ALL
+                        .iter()
+                        .map(|&action| {
+                            let offered = Memo::new(move |_| actions().contains(&action));
+                            move || offered.get().then(|| view! {
+                                <button
+                                    type="button"
+                                    class=action_class(action)
+                                    disabled=move || busy.get() || !interactive.get()
+                                    on:click=move |_| act(action)
+                                >
+                                    {action_label(action)}
+                                </button>
+                            })
+                        })
+                        .collect_view()}
                 </div>
             })}
             <div class="route-notice" role="status" aria-label="Action result">
@@ -435,9 +444,9 @@ fn AttemptHistory(attempts: RwSignal<Vec<Attempt>>, clock: RwSignal<Option<f64>>
                         </tr>
                     </thead>
                     <tbody>
-                        <For each=move || attempts.get() key=|a| a.seq let:a>
+                        {move || attempts.get().into_iter().map(|a| view! {
                             <AttemptRow attempt=a clock/>
-                        </For>
+                        }).collect_view()}
                     </tbody>
                 </table>
                 })

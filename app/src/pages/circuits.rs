@@ -60,13 +60,9 @@ fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
             {move || if any.get() {
                 Either::Left(view! {
                 <ul class="circuit-cards">
-                    <For
-                        each=move || circuits.get()
-                        key=|c| (c.scope, c.resource.clone(), c.changed_at, c.routes_waiting)
-                        let:circuit
-                    >
+                    {move || circuits.get().into_iter().map(|circuit| view! {
                         <CircuitCard circuit local/>
-                    </For>
+                    }).collect_view()}
                 </ul>
                 })
             } else {
