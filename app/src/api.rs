@@ -355,7 +355,7 @@ mod browser {
         if resp.ok() {
             Ok((status, text))
         } else {
-            let mut err = serde_json::from_str::<ApiError>(&text).unwrap_or_else(|_| {
+            let mut err = crate::wire_json::from_str::<ApiError>(&text).unwrap_or_else(|_| {
                 ApiError::new(ErrorCode::Internal, format!("The server answered {status}"))
             });
             err.status = status;
@@ -368,7 +368,7 @@ mod browser {
     /// deserializer of every answer type into the bundle).
     fn parse<T: DeserializeOwned>((status, text): (u16, String)) -> Result<T, ApiError> {
         let text = if status == 204 { "null" } else { text.as_str() };
-        serde_json::from_str(text).map_err(|e| {
+        crate::wire_json::from_str(text).map_err(|e| {
             ApiError::new(
                 ErrorCode::Internal,
                 format!("Unexpected answer from the server: {e}"),

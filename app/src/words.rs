@@ -315,7 +315,7 @@ pub fn policy_of(a: &Attempt) -> Option<ClassPolicy> {
     // Through its text, with the string deserializer every answer already
     // uses: `from_value` would compile serde_json's whole `Value`
     // deserializer into the browser bundle for this one read.
-    serde_json::from_str(&a.policy.to_string()).ok()
+    crate::wire_json::from_str(&a.policy.to_string()).ok()
 }
 
 /// The policy in force for an attempt, in the settings page's words.

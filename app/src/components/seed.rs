@@ -5,6 +5,7 @@
 //! so serialisers of the wire types it carries (and chrono's formatting
 //! behind them) stay out of the WASM bundle.
 
+use crate::wire_json::StructsAsMaps;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Props the server sends an island: serialised as `T` on the server,
@@ -24,9 +25,10 @@ impl<T> From<T> for Seed<T> {
     }
 }
 
+/// Read with [`StructsAsMaps`], like every other JSON the browser reads.
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Seed<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::deserialize(deserializer).map(Seed)
+        T::deserialize(StructsAsMaps(deserializer)).map(Seed)
     }
 }
 
