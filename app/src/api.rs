@@ -288,8 +288,10 @@ pub async fn delete_profile(id: &str, revision: i64) -> Result<(), ApiError> {
 #[cfg(feature = "hydrate")]
 mod browser {
     use super::{ApiError, ErrorCode};
-    use gloo_net::http::{Request, RequestBuilder};
     use serde::de::DeserializeOwned;
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::{Headers, Request, RequestInit, Response};
 
     pub fn encode(s: &str) -> String {
         String::from(js_sys::encode_uri_component(s))
@@ -312,46 +314,54 @@ mod browser {
 
     /// An answer's status and body, or the error a failed request is.
     /// Not generic: the fetch and its future are compiled once, and only
-    /// [`parse`] is made per answer type.
+    /// [`parse`] is made per answer type. The browser's own `fetch`, with
+    /// its default (same-origin) credentials, so the session cookie goes
+    /// along.
     async fn fetch(
         method: &str,
         path: &str,
         body: Option<&serde_json::Value>,
     ) -> Result<(u16, String), ApiError> {
-        let builder: RequestBuilder = match method {
-            "POST" => Request::post(path),
-            "PUT" => Request::put(path),
-            "DELETE" => Request::delete(path),
-            _ => Request::get(path),
-        };
-        let request = match body {
-            None => builder.build(),
-            Some(body) => {
-                // Every write proves it comes from this app's page: the
-                // session's CSRF token is in a cookie only this site's
-                // pages can read.
-                let builder = match csrf_token() {
-                    Some(token) => builder.header("x-csrf-token", &token),
-                    None => builder,
-                };
-                if body.is_null() {
-                    builder.build()
-                } else {
-                    builder.json(body)
-                }
+        let init = RequestInit::new();
+        init.set_method(method);
+        if let Some(body) = body {
+            let headers = Headers::new().map_err(internal)?;
+            // Every write proves it comes from this app's page: the
+            // session's CSRF token is in a cookie only this site's pages
+            // can read.
+            if let Some(token) = csrf_token() {
+                headers.set("x-csrf-token", &token).map_err(internal)?;
             }
-        };
-        let request = request.map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-        let resp = request.send().await.map_err(|e| {
+            if !body.is_null() {
+                headers
+                    .set("content-type", "application/json")
+                    .map_err(internal)?;
+                init.set_body(&JsValue::from_str(&body.to_string()));
+            }
+            init.set_headers(&headers);
+        }
+        let request = Request::new_with_str_and_init(path, &init).map_err(internal)?;
+        let unreachable = |e: JsValue| {
             ApiError::new(
                 ErrorCode::Network,
-                format!("The server could not be reached: {e}"),
+                format!("The server could not be reached: {}", js_message(&e)),
             )
-        })?;
+        };
+        let resp: Response = JsFuture::from(leptos::prelude::window().fetch_with_request(&request))
+            .await
+            .map_err(unreachable)?
+            .unchecked_into();
         let status = resp.status();
         // A body that cannot be read is an empty one: an answer that needs
         // one then fails to parse and says so.
-        let text = resp.text().await.unwrap_or_default();
+        let text = match resp.text() {
+            Ok(promise) => JsFuture::from(promise)
+                .await
+                .ok()
+                .and_then(|t| t.as_string()),
+            Err(_) => None,
+        }
+        .unwrap_or_default();
         if resp.ok() {
             Ok((status, text))
         } else {
@@ -361,6 +371,18 @@ mod browser {
             err.status = status;
             Err(err)
         }
+    }
+
+    /// What a JavaScript exception says.
+    fn js_message(e: &JsValue) -> String {
+        match e.dyn_ref::<js_sys::Error>() {
+            Some(e) => e.message().into(),
+            None => e.as_string().unwrap_or_default(),
+        }
+    }
+
+    fn internal(e: JsValue) -> ApiError {
+        ApiError::new(ErrorCode::Internal, js_message(&e))
     }
 
     /// Reads a successful answer as `T`; a 204 is read as the text `null`
