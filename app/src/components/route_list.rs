@@ -12,7 +12,6 @@ use crate::words::{caller_words, is_newer, pending_words, safe_cause, state_word
 use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// Which routes a list shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -60,8 +59,10 @@ pub fn RouteList(
     #[prop(into)]
     empty: String,
     /// Profile names by id (the full list names each route's profile).
+    /// Pairs, not a map: a handful of profiles are searched in place, and
+    /// the bundle does without a hash map of strings.
     #[prop(into)]
-    profile_names: Seed<HashMap<String, String>>,
+    profile_names: Seed<Vec<(String, String)>>,
     /// Make the connection indicator a status region.
     announce: bool,
 ) -> impl IntoView {
@@ -109,7 +110,7 @@ pub fn RouteList(
                 Either::Left(view! {
                 <ul class="route-cards">
                     {move || routes.get().into_iter().map(|route| view! {
-                        <RouteCard profile=names.with_value(|n| n.get(route.profile_id.as_str()).cloned()) route/>
+                        <RouteCard profile=names.with_value(|n| profile_name(n, route.profile_id.as_str())) route/>
                     }).collect_view()}
                 </ul>
                 })
@@ -118,6 +119,14 @@ pub fn RouteList(
             }}
         </div>
     }
+}
+
+/// The name of the profile with `id`, if the list has it.
+fn profile_name(names: &[(String, String)], id: &str) -> Option<String> {
+    names
+        .iter()
+        .find(|(profile, _)| profile == id)
+        .map(|(_, name)| name.clone())
 }
 
 #[component]

@@ -69,7 +69,7 @@ fn ProfileRoutes(profile_id: String, initial: Vec<crate::route::RouteSnapshot>) 
             <RouteList
                 initial
                 filter
-                profile_names=std::collections::HashMap::new()
+                profile_names=Vec::new()
                 announce=false
                 empty="No active route uses this profile."
             />
