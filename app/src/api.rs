@@ -288,8 +288,10 @@ pub async fn delete_profile(id: &str, revision: i64) -> Result<(), ApiError> {
 #[cfg(feature = "hydrate")]
 mod browser {
     use super::{ApiError, ErrorCode};
-    use gloo_net::http::{Request, RequestBuilder, Response};
     use serde::de::DeserializeOwned;
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::{Headers, Request, RequestInit, Response};
 
     pub fn encode(s: &str) -> String {
         String::from(js_sys::encode_uri_component(s))
@@ -310,32 +312,60 @@ mod browser {
             .map(|(_, value)| value.to_string())
     }
 
-    async fn read<T: DeserializeOwned>(
-        resp: Result<Response, gloo_net::Error>,
-    ) -> Result<T, ApiError> {
-        let resp = resp.map_err(|e| {
+    /// An answer's status and body, or the error a failed request is.
+    /// Not generic: the fetch and its future are compiled once, and only
+    /// [`parse`] is made per answer type. The browser's own `fetch`, with
+    /// its default (same-origin) credentials, so the session cookie goes
+    /// along.
+    async fn fetch(
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<(u16, String), ApiError> {
+        let init = RequestInit::new();
+        init.set_method(method);
+        if let Some(body) = body {
+            let headers = Headers::new().map_err(internal)?;
+            // Every write proves it comes from this app's page: the
+            // session's CSRF token is in a cookie only this site's pages
+            // can read.
+            if let Some(token) = csrf_token() {
+                headers.set("x-csrf-token", &token).map_err(internal)?;
+            }
+            if !body.is_null() {
+                headers
+                    .set("content-type", "application/json")
+                    .map_err(internal)?;
+                init.set_body(&JsValue::from_str(&body.to_string()));
+            }
+            init.set_headers(&headers);
+        }
+        let request = Request::new_with_str_and_init(path, &init).map_err(internal)?;
+        let unreachable = |e: JsValue| {
             ApiError::new(
                 ErrorCode::Network,
-                format!("The server could not be reached: {e}"),
+                format!("The server could not be reached: {}", js_message(&e)),
             )
-        })?;
+        };
+        let resp: Response = JsFuture::from(leptos::prelude::window().fetch_with_request(&request))
+            .await
+            .map_err(unreachable)?
+            .unchecked_into();
         let status = resp.status();
+        // A body that cannot be read is an empty one: an answer that needs
+        // one then fails to parse and says so.
+        let text = match resp.text() {
+            Ok(promise) => JsFuture::from(promise)
+                .await
+                .ok()
+                .and_then(|t| t.as_string()),
+            Err(_) => None,
+        }
+        .unwrap_or_default();
         if resp.ok() {
-            if status == 204 {
-                // Read as the text `null` with the same string deserializer
-                // the answers use: `from_value` would compile a second
-                // deserializer of every answer type into the bundle.
-                return serde_json::from_str("null")
-                    .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()));
-            }
-            resp.json::<T>().await.map_err(|e| {
-                ApiError::new(
-                    ErrorCode::Internal,
-                    format!("Unexpected answer from the server: {e}"),
-                )
-            })
+            Ok((status, text))
         } else {
-            let mut err = resp.json::<ApiError>().await.unwrap_or_else(|_| {
+            let mut err = crate::wire_json::from_str::<ApiError>(&text).unwrap_or_else(|_| {
                 ApiError::new(ErrorCode::Internal, format!("The server answered {status}"))
             });
             err.status = status;
@@ -343,47 +373,54 @@ mod browser {
         }
     }
 
+    /// What a JavaScript exception says.
+    fn js_message(e: &JsValue) -> String {
+        match e.dyn_ref::<js_sys::Error>() {
+            Some(e) => e.message().into(),
+            None => e.as_string().unwrap_or_default(),
+        }
+    }
+
+    fn internal(e: JsValue) -> ApiError {
+        ApiError::new(ErrorCode::Internal, js_message(&e))
+    }
+
+    /// Reads a successful answer as `T`; a 204 is read as the text `null`
+    /// with the same deserializer (`from_value` would compile a second
+    /// deserializer of every answer type into the bundle).
+    fn parse<T: DeserializeOwned>((status, text): (u16, String)) -> Result<T, ApiError> {
+        let text = if status == 204 { "null" } else { text.as_str() };
+        crate::wire_json::from_str(text).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Internal,
+                format!("Unexpected answer from the server: {e}"),
+            )
+        })
+    }
+
     // Browser futures are not `Send`; resources require it. The browser is
     // single-threaded, so wrapping them is sound.
+    async fn fetch_sendable(
+        method: &'static str,
+        path: String,
+        body: Option<serde_json::Value>,
+    ) -> Result<(u16, String), ApiError> {
+        send_wrapper::SendWrapper::new(Box::pin(async move {
+            fetch(method, &path, body.as_ref()).await
+        }))
+        .await
+    }
+
     pub async fn get<T: DeserializeOwned + 'static>(path: &str) -> Result<T, ApiError> {
-        let path = path.to_string();
-        send_wrapper::SendWrapper::new(async move { read(Request::get(&path).send().await).await })
-            .await
+        parse(fetch_sendable("GET", path.to_string(), None).await?)
     }
 
     pub async fn send<T: DeserializeOwned + 'static>(
-        method: &str,
+        method: &'static str,
         path: &str,
         body: &serde_json::Value,
     ) -> Result<T, ApiError> {
-        let (method, path, body) = (method.to_string(), path.to_string(), body.clone());
-        send_wrapper::SendWrapper::new(async move { send_now(&method, &path, &body).await }).await
-    }
-
-    async fn send_now<T: DeserializeOwned>(
-        method: &str,
-        path: &str,
-        body: &serde_json::Value,
-    ) -> Result<T, ApiError> {
-        let builder: RequestBuilder = match method {
-            "POST" => Request::post(path),
-            "PUT" => Request::put(path),
-            "DELETE" => Request::delete(path),
-            _ => Request::get(path),
-        };
-        // Every write proves it comes from this app's page: the session's
-        // CSRF token is in a cookie only this site's pages can read.
-        let builder = match csrf_token() {
-            Some(token) => builder.header("x-csrf-token", &token),
-            None => builder,
-        };
-        let request = if body.is_null() {
-            builder.build()
-        } else {
-            builder.json(body)
-        };
-        let request = request.map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-        read(request.send().await).await
+        parse(fetch_sendable(method, path.to_string(), Some(body.clone())).await?)
     }
 }
 

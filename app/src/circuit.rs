@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
     strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "hydrate", serde(try_from = "String"))]
 #[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum CircuitScope {
@@ -36,6 +37,8 @@ pub enum CircuitScope {
     /// One candidate's own agent profile (`profile_ref`).
     Profile,
 }
+
+read_by_name!(CircuitScope);
 
 impl CircuitScope {
     pub fn as_str(self) -> &'static str {
@@ -59,6 +62,7 @@ impl CircuitScope {
     strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "hydrate", serde(try_from = "String"))]
 #[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum CircuitStatus {
@@ -69,6 +73,8 @@ pub enum CircuitStatus {
     /// Expired, and one route's attempt is the probe.
     Probing,
 }
+
+read_by_name!(CircuitStatus);
 
 impl CircuitStatus {
     pub fn as_str(self) -> &'static str {
@@ -87,10 +93,12 @@ pub struct CircuitView {
     pub label: String,
     pub state: CircuitStatus,
     /// Open: until when candidates on it are ineligible.
+    #[serde(default, deserialize_with = "crate::wire_time::rfc3339_opt")]
     pub until: Option<DateTime<Utc>>,
     /// Probing: the route whose attempt is the probe…
     pub probe_holder: Option<String>,
     /// …and when its lease ends (another route may probe after that).
+    #[serde(default, deserialize_with = "crate::wire_time::rfc3339_opt")]
     pub probe_until: Option<DateTime<Utc>>,
     /// Routes whose pending schedule waits for this circuit.
     pub routes_waiting: i64,
@@ -98,6 +106,7 @@ pub struct CircuitView {
     pub code: String,
     /// Openings in a row since the last successful probe.
     pub openings: u32,
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub changed_at: DateTime<Utc>,
 }
 
@@ -106,6 +115,7 @@ pub struct CircuitView {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CircuitList {
     pub circuits: Vec<CircuitView>,
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub server_time: DateTime<Utc>,
 }
 
@@ -117,6 +127,7 @@ pub struct CircuitHold {
     pub scope: CircuitScope,
     pub resource: String,
     /// The circuit is open until then (or its probe's lease ends then).
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub until: DateTime<Utc>,
     /// Another route is probing: this one waits for the probe's outcome.
     pub awaiting_probe: bool,

@@ -12,6 +12,8 @@
 //! - [`circuit`]: shared resource circuits on the wire.
 //! - [`words`]: wording for people, made from those values in one place.
 //! - [`ids`]: `RouteId`, `ProfileId` and `Generation` as types.
+//! - [`wire_json`] and [`wire_time`]: how the browser reads JSON, and how
+//!   times on the wire are read.
 //! - `names`: the `wire_names!` declaration every wire enum uses, so serde
 //!   and string names come from one rule.
 //! - [`api`]: the browser's (and server renderer's) access to the REST
@@ -39,6 +41,8 @@ pub mod pages;
 pub mod policy;
 pub mod profile;
 pub mod route;
+pub mod wire_json;
+pub mod wire_time;
 pub mod words;
 
 use leptos::prelude::*;

@@ -6,6 +6,25 @@
 //! in an `Other(String)` variant and read and write through
 //! [`open_wire_names!`].
 
+/// In the browser, a closed enum of wire names is read through its name's
+/// text and strum's parser (with `#[cfg_attr(feature = "hydrate",
+/// serde(try_from = "String"))]` on the enum): one string deserializer for
+/// every enum instead of a serde enum visitor each, which keeps the WASM
+/// bundle smaller. The server keeps serde's own reader and its error
+/// messages.
+macro_rules! read_by_name {
+    ($name:ident) => {
+        #[cfg(feature = "hydrate")]
+        impl TryFrom<String> for $name {
+            type Error = strum::ParseError;
+
+            fn try_from(s: String) -> Result<$name, strum::ParseError> {
+                s.parse()
+            }
+        }
+    };
+}
+
 /// Declares a closed enum of wire names with `ALL`, `as_str` and `parse`.
 macro_rules! wire_names {
     (
@@ -19,10 +38,13 @@ macro_rules! wire_names {
         #[derive(serde::Serialize, serde::Deserialize)]
         #[derive(strum::Display, strum::EnumString, strum::IntoStaticStr, strum::VariantArray)]
         #[serde(rename_all = "snake_case")]
+        #[cfg_attr(feature = "hydrate", serde(try_from = "String"))]
         #[strum(serialize_all = "snake_case")]
         $vis enum $name {
             $( $(#[$vmeta])* $variant ),*
         }
+
+        read_by_name!($name);
 
         impl $name {
             /// Every name, in declaration order.

@@ -55,7 +55,9 @@ pub struct Profile {
     pub candidates: Vec<Candidate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configuration_error: Option<ConfigurationError>,
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub created_at: chrono::DateTime<chrono::Utc>,
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 

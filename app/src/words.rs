@@ -315,7 +315,7 @@ pub fn policy_of(a: &Attempt) -> Option<ClassPolicy> {
     // Through its text, with the string deserializer every answer already
     // uses: `from_value` would compile serde_json's whole `Value`
     // deserializer into the browser bundle for this one read.
-    serde_json::from_str(&a.policy.to_string()).ok()
+    crate::wire_json::from_str(&a.policy.to_string()).ok()
 }
 
 /// The policy in force for an attempt, in the settings page's words.
@@ -457,13 +457,7 @@ pub fn classification_words(a: &Attempt) -> Option<String> {
     let text = |k: &str| c.get(k).and_then(|v| v.as_str()).filter(|s| !s.is_empty());
     let mut parts = Vec::new();
     if let Some(confidence) = text("confidence") {
-        let mut chars = confidence.chars();
-        let first: String = chars
-            .next()
-            .into_iter()
-            .flat_map(char::to_uppercase)
-            .collect();
-        parts.push(format!("{first}{} confidence", chars.as_str()));
+        parts.push(format!("{} confidence", capitalised(confidence)));
     }
     if let Some(scope) = text("scope") {
         parts.push(format!("{scope} scope"));
@@ -486,11 +480,19 @@ pub fn classification_words(a: &Attempt) -> Option<String> {
 
 /// A provider id as people write it (`anthropic` → "Anthropic").
 fn provider_words(id: &str) -> String {
-    let mut chars = id.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
+    capitalised(id)
+}
+
+/// `s` with an upper-case first letter. Names written here (provider ids,
+/// the classifier's confidences) are ASCII; a first letter outside ASCII
+/// is left as written, which keeps Unicode's case tables (24 KB) out of the
+/// browser bundle.
+fn capitalised(s: &str) -> String {
+    let mut s = s.to_string();
+    if let Some(first) = s.get_mut(..1) {
+        first.make_ascii_uppercase();
     }
+    s
 }
 
 /// A circuit's resource for people: "Anthropic", "Anthropic account

@@ -90,6 +90,9 @@ pub fn CandidateRow(
                 .with(|e| e.iter().any(|e| e.field.starts_with(&prefix)))
     };
 
+    // Not `<Show>` (type-erased views; see the route list).
+    let needs_attention = Memo::new(move |_| has_errors());
+
     view! {
         <li class="candidate" class:open=move || expanded.get() data-key=key.to_string()>
             <div class="candidate-head">
@@ -97,9 +100,9 @@ pub fn CandidateRow(
                 <div class="candidate-title">
                     <strong class="candidate-label">{heading}</strong>
                     <span class="muted">{subtitle}</span>
-                    <Show when=has_errors>
+                    {move || needs_attention.get().then(|| view! {
                         <span class="badge error">"Needs attention"</span>
-                    </Show>
+                    })}
                 </div>
                 <div class="row-actions">
                     <button

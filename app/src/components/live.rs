@@ -264,7 +264,7 @@ mod stream {
                     let Some(data) = msg.data().as_string() else {
                         return;
                     };
-                    let Ok(event) = serde_json::from_str::<RouteEvent>(&data) else {
+                    let Ok(event) = crate::wire_json::from_str::<RouteEvent>(&data) else {
                         return;
                     };
                     let on_event = {

@@ -9,3 +9,4 @@ pub mod live;
 pub mod policy_editor;
 pub mod route_list;
 pub mod route_panel;
+pub mod seed;

@@ -5,12 +5,13 @@
 //! props are the list as rendered, sent to the browser with the page.
 
 use super::live::{use_route_events, LiveIndicator};
+use super::seed::Seed;
 use crate::api;
 use crate::route::{RouteSnapshot, RouteState};
 use crate::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
+use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// Which routes a list shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -31,36 +32,44 @@ impl RouteFilter {
 }
 
 /// Puts `next` in the list unless a newer snapshot of it is there; most
-/// recently updated first.
+/// recently updated first. The list is always in that order, so `next`
+/// goes in before the first route updated earlier (no sort of whole
+/// snapshots: a smaller bundle).
 fn upsert(list: &mut Vec<RouteSnapshot>, next: RouteSnapshot, filter: &RouteFilter) {
-    match list.iter().position(|r| r.id == next.id) {
-        Some(i) if !is_newer(&next, &list[i]) => return,
-        Some(i) if filter.admits(&next) => list[i] = next,
-        Some(i) => {
-            list.remove(i);
+    if let Some(i) = list.iter().position(|r| r.id == next.id) {
+        if !is_newer(&next, &list[i]) {
+            return;
         }
-        None if filter.admits(&next) => list.push(next),
-        None => return,
+        list.remove(i);
     }
-    list.sort_by_key(|r| std::cmp::Reverse(r.updated_at));
+    if filter.admits(&next) {
+        let at = list
+            .iter()
+            .position(|r| r.updated_at < next.updated_at)
+            .unwrap_or(list.len());
+        list.insert(at, next);
+    }
 }
 
 #[island]
 pub fn RouteList(
-    initial: Vec<RouteSnapshot>,
-    filter: RouteFilter,
+    #[prop(into)] initial: Seed<Vec<RouteSnapshot>>,
+    #[prop(into)] filter: Seed<RouteFilter>,
     /// Shown when no route matches.
     #[prop(into)]
     empty: String,
     /// Profile names by id (the full list names each route's profile).
-    profile_names: HashMap<String, String>,
+    /// Pairs, not a map: a handful of profiles are searched in place, and
+    /// the bundle does without a hash map of strings.
+    #[prop(into)]
+    profile_names: Seed<Vec<(String, String)>>,
     /// Make the connection indicator a status region.
     announce: bool,
 ) -> impl IntoView {
-    let filter = StoredValue::new(filter);
+    let filter = StoredValue::new(filter.into_inner());
     let routes = RwSignal::new({
         let mut list = Vec::new();
-        for r in initial {
+        for r in initial.into_inner() {
             upsert(&mut list, r, &filter.get_value());
         }
         list
@@ -89,27 +98,35 @@ pub fn RouteList(
             });
         },
     );
-    let names = StoredValue::new(profile_names);
+    let names = StoredValue::new(profile_names.into_inner());
+    // Not `<Show>`: its children and fallback are type-erased views, and
+    // each brings its own async hydration path into the bundle.
+    let any = Memo::new(move |_| routes.with(|r| !r.is_empty()));
 
     view! {
         <div class="route-list">
             <LiveIndicator connection announce/>
-            <Show
-                when=move || routes.with(|r| !r.is_empty())
-                fallback=move || view! { <p class="notice">{empty.clone()}</p> }
-            >
+            {move || if any.get() {
+                Either::Left(view! {
                 <ul class="route-cards">
-                    <For
-                        each=move || routes.get()
-                        key=|r| (r.id.clone(), r.generation, r.updated_at)
-                        let:route
-                    >
-                        <RouteCard profile=names.with_value(|n| n.get(route.profile_id.as_str()).cloned()) route/>
-                    </For>
+                    {move || routes.get().into_iter().map(|route| view! {
+                        <RouteCard profile=names.with_value(|n| profile_name(n, route.profile_id.as_str())) route/>
+                    }).collect_view()}
                 </ul>
-            </Show>
+                })
+            } else {
+                Either::Right(view! { <p class="notice">{empty.clone()}</p> })
+            }}
         </div>
     }
+}
+
+/// The name of the profile with `id`, if the list has it.
+fn profile_name(names: &[(String, String)], id: &str) -> Option<String> {
+    names
+        .iter()
+        .find(|(profile, _)| profile == id)
+        .map(|(_, name)| name.clone())
 }
 
 #[component]
@@ -138,5 +155,102 @@ fn RouteCard(route: RouteSnapshot, profile: Option<String>) -> impl IntoView {
                 <span class="route-id">{route.id.to_string()}</span>
             </a>
         </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::Generation;
+    use crate::route::{Caller, CallerKind, CandidateRef};
+    use chrono::{DateTime, Utc};
+
+    fn route(id: &str, generation: i64, updated_at: &str, state: RouteState) -> RouteSnapshot {
+        let at: DateTime<Utc> = DateTime::parse_from_rfc3339(updated_at).unwrap().to_utc();
+        RouteSnapshot {
+            id: id.into(),
+            profile_id: "p".into(),
+            caller: Caller {
+                kind: CallerKind::Kanban,
+                reference: "task-1".into(),
+            },
+            state,
+            generation: Generation(generation),
+            cycle: 1,
+            candidate: CandidateRef {
+                index: 0,
+                id: "a".into(),
+                label: "Claude".into(),
+            },
+            invocation_id: "inv".into(),
+            prompt_generation: 1,
+            pending: None,
+            last_failure: None,
+            reason: None,
+            excluded: vec![],
+            updated_at: at,
+            server_time: at,
+        }
+    }
+
+    fn ids(list: &[RouteSnapshot]) -> Vec<&str> {
+        list.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    #[test]
+    fn upsert_keeps_the_newest_first() {
+        let all = RouteFilter::default();
+        let mut list = Vec::new();
+        for (id, at) in [
+            ("a", "2026-11-30T12:00:02Z"),
+            ("b", "2026-11-30T12:00:03Z"),
+            ("c", "2026-11-30T12:00:01Z"),
+            ("d", "2026-11-30T12:00:02Z"),
+        ] {
+            upsert(&mut list, route(id, 1, at, RouteState::Active), &all);
+        }
+        // Equal times keep the order they came in.
+        assert_eq!(ids(&list), ["b", "a", "d", "c"]);
+
+        // A newer snapshot moves to its place; an older one is ignored.
+        upsert(
+            &mut list,
+            route("c", 2, "2026-11-30T12:00:04Z", RouteState::Active),
+            &all,
+        );
+        assert_eq!(ids(&list), ["c", "b", "a", "d"]);
+        upsert(
+            &mut list,
+            route("b", 0, "2026-11-30T12:00:09Z", RouteState::Active),
+            &all,
+        );
+        assert_eq!(ids(&list), ["c", "b", "a", "d"]);
+        assert_eq!(list[1].generation, Generation(1));
+    }
+
+    #[test]
+    fn upsert_drops_what_the_filter_no_longer_admits() {
+        let active = RouteFilter {
+            profile_id: None,
+            active_only: true,
+        };
+        let mut list = Vec::new();
+        upsert(
+            &mut list,
+            route("a", 1, "2026-11-30T12:00:01Z", RouteState::Active),
+            &active,
+        );
+        upsert(
+            &mut list,
+            route("b", 1, "2026-11-30T12:00:02Z", RouteState::Completed),
+            &active,
+        );
+        assert_eq!(ids(&list), ["a"]);
+        upsert(
+            &mut list,
+            route("a", 1, "2026-11-30T12:00:03Z", RouteState::Cancelled),
+            &active,
+        );
+        assert!(list.is_empty());
     }
 }

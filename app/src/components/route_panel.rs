@@ -10,6 +10,7 @@
 //! only the words; the backend fires the schedule.
 
 use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
+use super::seed::Seed;
 use crate::api::{self, ApiError};
 use crate::circuit::CircuitView;
 use crate::ids::Generation;
@@ -18,6 +19,7 @@ use crate::route::machine::valid_actions;
 use crate::route::Action;
 use crate::route::{Attempt, RouteSnapshot, RouteState};
 use crate::words::*;
+use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -180,9 +182,23 @@ enum Notice {
     Problem(String),
 }
 
+impl Notice {
+    /// The line's class and words. One view for every notice: a view per
+    /// kind would be type-erased, and each erased view compiles its own
+    /// async hydration path into the bundle.
+    fn line(self) -> (&'static str, String) {
+        match self {
+            Notice::Sending(a) => ("status", format!("{}…", action_label(a))),
+            Notice::Done(m) => ("status ok", m),
+            Notice::MovedOn(m) | Notice::Problem(m) => ("status problem", m),
+        }
+    }
+}
+
 /// An island: the page's data travels with it as props.
 #[island]
-pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
+pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> impl IntoView {
+    let data = data.into_inner();
     let live = LiveRoute {
         id: StoredValue::new(data.route.id.to_string()),
         snapshot: RwSignal::new(data.route),
@@ -227,7 +243,7 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
                     let message = format!(
                         "The route moved on before your action arrived, so nothing was done. \
                          Above is where it is now ({}).",
-                        state_words(route.state).to_lowercase()
+                        state_words(route.state).to_ascii_lowercase()
                     );
                     (Some(*route), Notice::MovedOn(message))
                 }
@@ -306,6 +322,9 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
         }
     };
 
+    // Not `<Show>` (type-erased views; see the route list).
+    let has_actions = Memo::new(move |_| !actions().is_empty());
+
     view! {
         <section class="panel route-panel" aria-labelledby="route-state" data-state=move || state().as_str()>
             <div class="route-state-row">
@@ -367,25 +386,33 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
                     <dd class="route-next">{next_line}</dd>
                 </div>
             </dl>
-            <Show when=move || !actions().is_empty()>
+            {move || has_actions.get().then(|| view! {
                 <div class="route-actions" role="group" aria-label="Route actions">
-                    <For each=actions key=|a| *a let:action>
-                        <button
-                            type="button"
-                            class=action_class(action)
-                            disabled=move || busy.get() || !interactive.get()
-                            on:click=move |_| act(action)
-                        >
-                            {action_label(action)}
-                        </button>
-                    </For>
+                    // One place per action, in the state table's order, each
+                    // button there while its action is allowed: what a keyed
+                    // list of the allowed actions would show, without one.
+                    {Action::ALL
+                        .iter()
+                        .map(|&action| {
+                            let offered = Memo::new(move |_| actions().contains(&action));
+                            move || offered.get().then(|| view! {
+                                <button
+                                    type="button"
+                                    class=action_class(action)
+                                    disabled=move || busy.get() || !interactive.get()
+                                    on:click=move |_| act(action)
+                                >
+                                    {action_label(action)}
+                                </button>
+                            })
+                        })
+                        .collect_view()}
                 </div>
-            </Show>
+            })}
             <div class="route-notice" role="status" aria-label="Action result">
-                {move || visible_notice().map(|n| match n {
-                    Notice::Sending(a) => view! { <p class="status">{format!("{}…", action_label(a))}</p> }.into_any(),
-                    Notice::Done(m) => view! { <p class="status ok">{m}</p> }.into_any(),
-                    Notice::MovedOn(m) | Notice::Problem(m) => view! { <p class="status problem">{m}</p> }.into_any(),
+                {move || visible_notice().map(|n| {
+                    let (class, text) = n.line();
+                    view! { <p class=class>{text}</p> }
                 })}
             </div>
         </section>
@@ -395,16 +422,15 @@ pub fn RoutePanel(data: RoutePageData, can_act: bool) -> impl IntoView {
 
 #[component]
 fn AttemptHistory(attempts: RwSignal<Vec<Attempt>>, clock: RwSignal<Option<f64>>) -> impl IntoView {
+    let any = Memo::new(move |_| attempts.with(|a| !a.is_empty()));
     view! {
         <section class="history" aria-labelledby="history-heading">
             <h2 id="history-heading">"Attempt history"</h2>
             <p class="explain">
                 "Every failure this route reported, newest first, with the decision taken and the policy that was in force then."
             </p>
-            <Show
-                when=move || attempts.with(|a| !a.is_empty())
-                fallback=|| view! { <p class="notice">"No failures reported yet."</p> }
-            >
+            {move || if any.get() {
+                Either::Left(view! {
                 <table class="attempts">
                     <thead>
                         <tr>
@@ -418,12 +444,15 @@ fn AttemptHistory(attempts: RwSignal<Vec<Attempt>>, clock: RwSignal<Option<f64>>
                         </tr>
                     </thead>
                     <tbody>
-                        <For each=move || attempts.get() key=|a| a.seq let:a>
+                        {move || attempts.get().into_iter().map(|a| view! {
                             <AttemptRow attempt=a clock/>
-                        </For>
+                        }).collect_view()}
                     </tbody>
                 </table>
-            </Show>
+                })
+            } else {
+                Either::Right(view! { <p class="notice">"No failures reported yet."</p> })
+            }}
         </section>
     }
 }

@@ -6,7 +6,9 @@
 use crate::api::{self, ApiError};
 use crate::circuit::{CircuitList, CircuitStatus, CircuitView};
 use crate::components::live::{show_time, use_route_events, LiveIndicator};
+use crate::components::seed::Seed;
 use crate::words::{circuit_status_words, safe_cause};
+use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -37,8 +39,8 @@ pub fn CircuitsPage() -> impl IntoView {
 
 /// The live part of the page (an island; the list travels as props).
 #[island]
-fn CircuitCards(initial: CircuitList) -> impl IntoView {
-    let circuits = RwSignal::new(initial.circuits);
+fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
+    let circuits = RwSignal::new(initial.into_inner().circuits);
     let reload = move || {
         leptos::task::spawn_local(async move {
             if let Ok(list) = api::list_circuits().await {
@@ -50,25 +52,24 @@ fn CircuitCards(initial: CircuitList) -> impl IntoView {
     // Times in the viewer's zone once hydrated (UTC while rendering on the server).
     let local = RwSignal::new(false);
     Effect::new(move |_| local.set(true));
+    // Not `<Show>` (type-erased views; see the route list).
+    let any = Memo::new(move |_| circuits.with(|c| !c.is_empty()));
     view! {
         <div class="circuit-list">
             <LiveIndicator connection announce=true/>
-            <Show
-                when=move || circuits.with(|c| !c.is_empty())
-                fallback=|| view! {
-                    <p class="notice">"No circuits yet. A circuit appears when a confident provider, account, model or profile failure names a resource."</p>
-                }
-            >
+            {move || if any.get() {
+                Either::Left(view! {
                 <ul class="circuit-cards">
-                    <For
-                        each=move || circuits.get()
-                        key=|c| (c.scope, c.resource.clone(), c.changed_at, c.routes_waiting)
-                        let:circuit
-                    >
+                    {move || circuits.get().into_iter().map(|circuit| view! {
                         <CircuitCard circuit local/>
-                    </For>
+                    }).collect_view()}
                 </ul>
-            </Show>
+                })
+            } else {
+                Either::Right(view! {
+                    <p class="notice">"No circuits yet. A circuit appears when a confident provider, account, model or profile failure names a resource."</p>
+                })
+            }}
         </div>
     }
 }

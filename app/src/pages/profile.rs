@@ -5,8 +5,10 @@ use crate::components::candidate_row::CandidateRow;
 use crate::components::draft::{CandidateDraft, ProfileDraft};
 use crate::components::field::{Errors, FieldMessage};
 use crate::components::route_list::{RouteFilter, RouteList};
+use crate::components::seed::Seed;
 use crate::policy::{FieldError, FieldErrorCode};
 use crate::profile::{check_profile, Intent, Profile};
+use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
@@ -67,7 +69,7 @@ fn ProfileRoutes(profile_id: String, initial: Vec<crate::route::RouteSnapshot>) 
             <RouteList
                 initial
                 filter
-                profile_names=Default::default()
+                profile_names=Vec::new()
                 announce=false
                 empty="No active route uses this profile."
             />
@@ -145,7 +147,8 @@ fn page_title(heading: &str) -> String {
 /// The settings form: an island, so everything that takes input runs in
 /// the browser; the profile it starts from travels as its props.
 #[island]
-fn ProfileEditor(initial: Option<Profile>, editable: bool) -> impl IntoView {
+fn ProfileEditor(#[prop(into)] initial: Seed<Option<Profile>>, editable: bool) -> impl IntoView {
+    let initial = initial.into_inner();
     let creating = initial.is_none();
     let profile_id = initial.as_ref().map(|p| p.id.clone()).unwrap_or_default();
     let configuration_error = initial.as_ref().and_then(|p| p.configuration_error.clone());
@@ -333,14 +336,12 @@ fn keep_open_rows(draft: &ProfileDraft, saved: &Profile) {
 
 #[component]
 fn StatusLine(status: RwSignal<Status>, draft: ProfileDraft) -> impl IntoView {
+    // One view for every status but the stale one (see `Notice::line` in
+    // the route panel: no type-erased views in islands).
     move || match status.get() {
-        Status::Idle => view! { <p class="status" role="status"></p> }.into_any(),
-        Status::Saving => view! { <p class="status" role="status">"Saving…"</p> }.into_any(),
-        Status::Saved(m) => view! { <p class="status ok" role="status">{m}</p> }.into_any(),
-        Status::Problem(m) => view! { <p class="status problem" role="status">{m}</p> }.into_any(),
         Status::Stale(current) => {
             let revision = current.revision;
-            view! {
+            Either::Right(view! {
                 <div class="status problem" role="status">
                     <p>
                         {format!(
@@ -358,8 +359,16 @@ fn StatusLine(status: RwSignal<Status>, draft: ProfileDraft) -> impl IntoView {
                         "Load the current version"
                     </button>
                 </div>
-            }
-            .into_any()
+            })
+        }
+        other => {
+            let (class, text) = match other {
+                Status::Saving => ("status", "Saving…".to_string()),
+                Status::Saved(m) => ("status ok", m),
+                Status::Problem(m) => ("status problem", m),
+                Status::Idle | Status::Stale(_) => ("status", String::new()),
+            };
+            Either::Left(view! { <p class=class role="status">{text}</p> })
         }
     }
 }

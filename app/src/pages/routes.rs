@@ -8,7 +8,6 @@ use crate::words::route_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
-use std::collections::HashMap;
 
 /// The list page's data: routes and the names of their profiles.
 async fn load_list() -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiError> {
@@ -34,7 +33,6 @@ pub fn RoutesPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match data.await {
                     Ok((routes, names)) => {
-                        let names: HashMap<String, String> = names.into_iter().collect();
                         view! {
                         <RouteList
                             initial=routes

@@ -86,6 +86,7 @@ wire_names! {
 pub struct Pending {
     pub kind: PendingKind,
     /// Absolute UTC deadline; browsers only render it.
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub deadline: DateTime<Utc>,
     /// 1-based retry number (0 for a reset wait).
     pub retry_ordinal: u32,
@@ -138,9 +139,11 @@ pub struct RouteSnapshot {
     pub reason: Option<StopReason>,
     /// Candidates skipped in this cycle.
     pub excluded: Vec<String>,
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub updated_at: DateTime<Utc>,
     /// The server's clock when this snapshot was made, so a browser with a
     /// wrong clock can still count down correctly.
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub server_time: DateTime<Utc>,
 }
 
@@ -167,10 +170,12 @@ pub struct Attempt {
     pub policy: serde_json::Value,
     pub decision: DecisionKind,
     pub retry_ordinal: u32,
+    #[serde(default, deserialize_with = "crate::wire_time::rfc3339_opt")]
     pub deadline: Option<DateTime<Utc>>,
     /// Where the route went.
     #[cfg_attr(feature = "ssr", schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00"))]
     pub outcome: RouteOutcome,
+    #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub created_at: DateTime<Utc>,
     /// The whole classification the decision was made from (the failure
     /// report's `classification`), as it was then; absent on attempts
