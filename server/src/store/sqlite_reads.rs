@@ -58,7 +58,7 @@ impl Readers {
     pub(crate) fn route(&self, id: &str) -> Result<Option<RouteRow>> {
         self.with(|c| {
             c.prepare_cached(&ROUTE_BY_ID)?
-                .query_row([id], |r| route(r))
+                .query_row([id], route)
                 .optional()
         })
     }
