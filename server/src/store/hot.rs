@@ -19,6 +19,9 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 /// against PostgreSQL's `max_connections`, beside the pool's).
 pub(crate) const SIZE: usize = 8;
 
+/// The longest a read waits for a connection (the pool's own wait).
+const TAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub(crate) struct Hot<DB: Database> {
     options: Arc<<DB::Connection as Connection>::Options>,
     idle: Mutex<Vec<DB::Connection>>,
@@ -38,6 +41,14 @@ impl<DB: Database> Hot<DB> {
     /// A connection of the set: an idle one, or a new one while fewer than
     /// [`SIZE`] are out. Given back only after [`Taken::keep`].
     pub(crate) async fn take(&self) -> Result<Taken<'_, DB>, sqlx::Error> {
+        // As long as the pool waits for a connection (`PgStore::pool_options`):
+        // a database that stopped answering fails the read, it does not hang it.
+        tokio::time::timeout(TAKE_TIMEOUT, self.take_now())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)?
+    }
+
+    async fn take_now(&self) -> Result<Taken<'_, DB>, sqlx::Error> {
         let permit = self
             .permits
             .acquire()

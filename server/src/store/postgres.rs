@@ -60,7 +60,8 @@ impl PgStore {
     }
 
     /// One batch: set-based when it is plain ([`pg_batch`]), else (or when
-    /// a fence did not hold there) member by member.
+    /// a fence did not hold there, or a statement failed before the
+    /// `COMMIT`) member by member.
     pub(crate) async fn write_batch(
         pool: &PgPool,
         _writer: Option<&tokio::sync::Mutex<()>>,
@@ -68,31 +69,40 @@ impl PgStore {
     ) -> Vec<Result<i64>> {
         if pg_batch::plain(commits) {
             match Self::set_based(pool, commits).await {
-                Ok(Some(ids)) => return ids.into_iter().map(Ok).collect(),
-                Ok(None) => {}
+                SetBased::Committed(ids) => return ids.into_iter().map(Ok).collect(),
+                SetBased::Missed => {}
                 // Member by member, the one at fault fails alone (or, if
                 // the database is gone, every member says so).
-                Err(e) => {
+                SetBased::Failed(e) => {
                     tracing::debug!(error = %e, "a set-based batch failed; committing it member by member")
                 }
+                // The COMMIT was sent and its answer lost: the batch may
+                // have committed, so it must not run again (every member
+                // would then answer stale for what it did itself). Every
+                // member is unavailable, as a failed COMMIT always was.
+                SetBased::Unknown(e) => return super::group::failed_batch(commits.len(), &e),
             }
         }
         Self::commit_batch(pool, None, commits).await
     }
 
     /// The set-based batch in a transaction of its own: committed whole,
-    /// or rolled back whole (`None`: a fence did not hold).
-    async fn set_based(pool: &PgPool, commits: &[super::Commit]) -> Result<Option<Vec<i64>>> {
-        let mut tx = pool.begin_with(pg_batch::BEGIN).await?;
-        match pg_batch::write(&mut tx, commits).await? {
-            Some(ids) => {
-                tx.commit().await?;
-                Ok(Some(ids))
-            }
-            None => {
-                tx.rollback().await?;
-                Ok(None)
-            }
+    /// or rolled back whole.
+    async fn set_based(pool: &PgPool, commits: &[super::Commit]) -> SetBased {
+        let mut tx = match pool.begin_with(pg_batch::BEGIN).await {
+            Ok(tx) => tx,
+            Err(e) => return SetBased::Failed(e.into()),
+        };
+        match pg_batch::write(&mut tx, commits).await {
+            Ok(Some(ids)) => match tx.commit().await {
+                Ok(()) => SetBased::Committed(ids),
+                Err(e) => SetBased::Unknown(e.into()),
+            },
+            Ok(None) => match tx.rollback().await {
+                Ok(()) => SetBased::Missed,
+                Err(e) => SetBased::Failed(e.into()),
+            },
+            Err(e) => SetBased::Failed(e),
         }
     }
 
@@ -118,6 +128,18 @@ impl PgStore {
         listener.listen(CHANNEL).await?;
         Ok(Some(CommitListener { listener }))
     }
+}
+
+/// How a set-based batch ended.
+enum SetBased {
+    /// Every member committed; their event ids, in member order.
+    Committed(Vec<i64>),
+    /// A fence did not hold: rolled back, nothing written.
+    Missed,
+    /// A statement before the `COMMIT` failed: nothing written.
+    Failed(super::StoreError),
+    /// The `COMMIT` itself failed: it may or may not have committed.
+    Unknown(super::StoreError),
 }
 
 /// What a [`CommitListener`] heard.

@@ -246,7 +246,26 @@ impl Announcement {
     }
 
     /// The inverse of [`Announcement::payload`]; `None` for anything else.
+    /// Also reads the earlier `<event id> <s|-><d|->` shape (a server of
+    /// the previous version on the same database during an upgrade): its
+    /// schedule, with no deadline given, wakes every timer loop.
     pub fn parse(payload: &str) -> Option<Announcement> {
+        if let Some((id, flags)) = payload.split_once(' ') {
+            let earlier = match flags {
+                "--" => Some((None, false)),
+                "s-" => Some((Some(i64::MIN), false)),
+                "-d" => Some((None, true)),
+                "sd" => Some((Some(i64::MIN), true)),
+                _ => None,
+            };
+            if let Some((schedule, dispatch)) = earlier {
+                return Some(Announcement {
+                    event_id: id.parse().ok()?,
+                    schedule,
+                    dispatch,
+                });
+            }
+        }
         let mut parts = payload.split(' ');
         let event_id = parts.next()?.parse().ok()?;
         let schedule = match parts.next()? {
@@ -288,9 +307,27 @@ mod tests {
         }
         for bad in [
             "", "42", "42 -", "x - -", "42 s -", "42 - x", "42 - d d", "42  - -", "42 1x -",
-            "42 - -d",
+            "42 - -d", "x s-", "42 sx", "42 s-d",
         ] {
             assert_eq!(Announcement::parse(bad), None, "{bad:?}");
         }
+        // The previous version's shape: a schedule without its deadline
+        // wakes every timer loop.
+        assert_eq!(
+            Announcement::parse("42 sd"),
+            Some(Announcement {
+                event_id: 42,
+                schedule: Some(i64::MIN),
+                dispatch: true
+            })
+        );
+        assert_eq!(
+            Announcement::parse("7 --"),
+            Some(Announcement {
+                event_id: 7,
+                schedule: None,
+                dispatch: false
+            })
+        );
     }
 }

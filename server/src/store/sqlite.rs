@@ -85,7 +85,15 @@ impl SqliteStore {
             .await?;
         sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
         let mut store = SqliteStore::from_migrated_pool(pool);
-        if !url.contains(":memory:") && !url.contains("mode=memory") {
+        // The writer thread and the inline readers open the file by its
+        // name alone: an in-memory database, no name, or settings only the
+        // pool's connections would carry (another VFS, an immutable or
+        // shared-cache file) keep every read and write on sqlx.
+        let by_name = !options.get_filename().as_os_str().is_empty()
+            && ![":memory:", "mode=memory", "vfs=", "immutable=", "cache=shared"]
+                .iter()
+                .any(|p| url.contains(p));
+        if by_name {
             let target = Target {
                 path: options.get_filename().to_path_buf(),
                 read_only: url.contains("mode=ro"),
