@@ -90,9 +90,15 @@ impl SqliteStore {
         // pool's connections would carry (another VFS, an immutable or
         // shared-cache file) keep every read and write on sqlx.
         let by_name = !options.get_filename().as_os_str().is_empty()
-            && ![":memory:", "mode=memory", "vfs=", "immutable=", "cache=shared"]
-                .iter()
-                .any(|p| url.contains(p));
+            && ![
+                ":memory:",
+                "mode=memory",
+                "vfs=",
+                "immutable=",
+                "cache=shared",
+            ]
+            .iter()
+            .any(|p| url.contains(p));
         if by_name {
             let target = Target {
                 path: options.get_filename().to_path_buf(),
