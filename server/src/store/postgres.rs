@@ -80,7 +80,9 @@ impl PgStore {
                 // have committed, so it must not run again (every member
                 // would then answer stale for what it did itself). Every
                 // member is unavailable, as a failed COMMIT always was.
-                SetBased::Unknown(e) => return super::group::failed_batch(commits.len(), &e),
+                SetBased::Unknown(e) | SetBased::Unreachable(e) => {
+                    return super::group::failed_batch(commits.len(), &e)
+                }
             }
         }
         Self::commit_batch(pool, None, commits).await
@@ -91,7 +93,10 @@ impl PgStore {
     async fn set_based(pool: &PgPool, commits: &[super::Commit]) -> SetBased {
         let mut tx = match pool.begin_with(pg_batch::BEGIN).await {
             Ok(tx) => tx,
-            Err(e) => return SetBased::Failed(e.into()),
+            // No transaction could be begun (the database is unreachable,
+            // the pool waited its 10 s): member by member would only wait
+            // as long again.
+            Err(e) => return SetBased::Unreachable(e.into()),
         };
         match pg_batch::write(&mut tx, commits).await {
             Ok(Some(ids)) => match tx.commit().await {
@@ -140,6 +145,8 @@ enum SetBased {
     Failed(super::StoreError),
     /// The `COMMIT` itself failed: it may or may not have committed.
     Unknown(super::StoreError),
+    /// The transaction could not be begun: nothing written.
+    Unreachable(super::StoreError),
 }
 
 /// What a [`CommitListener`] heard.
