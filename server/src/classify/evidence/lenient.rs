@@ -242,6 +242,14 @@ impl<'de> Deserialize<'de> for LenientHeaders {
                     let (Some(mut k), Some(v)) = (k, v) else {
                         continue;
                     };
+                    // A field name is an ASCII token (RFC 9110), compared
+                    // without regard to ASCII case; anything else is not a
+                    // header any rule could name (and Unicode case rules
+                    // could turn it into one: the Kelvin sign lower-cases
+                    // to `k`), so it is left out.
+                    if !k.is_ascii() {
+                        continue;
+                    }
                     k.make_ascii_lowercase();
                     if out.len() >= MAX_HEADERS && !out.contains_key(&k) {
                         t = true;
