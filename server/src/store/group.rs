@@ -42,6 +42,17 @@ pub(crate) const NEXT: &str = "RELEASE SAVEPOINT member; SAVEPOINT member";
 /// same state again, for the next member.
 pub(crate) const ROLL_BACK: &str = "ROLLBACK TO SAVEPOINT member";
 
+/// What follows a member's statements: keep them and open the next
+/// member's savepoint, undo them, or nothing (the last member's savepoint
+/// goes with the COMMIT).
+pub(crate) fn after_member(committed: bool, last: bool) -> Option<&'static str> {
+    match (committed, last) {
+        (true, true) => None,
+        (true, false) => Some(NEXT),
+        (false, _) => Some(ROLL_BACK),
+    }
+}
+
 /// A queued transition and where its answer goes.
 pub(crate) struct Member {
     commit: Commit,

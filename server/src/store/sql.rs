@@ -716,7 +716,7 @@ macro_rules! impl_store {
                 pool: &sqlx::Pool<$db>,
                 commits: &[$crate::store::Commit],
             ) -> $crate::store::Result<Vec<$crate::store::Result<i64>>> {
-                use $crate::store::group::{NEXT, ROLL_BACK, SAVEPOINT};
+                use $crate::store::group::{after_member, SAVEPOINT};
                 let mut tx = pool.begin_with($begin).await?;
                 // Taken once, outside every savepoint (rolling one back
                 // would release it), and held to the COMMIT: the batch's
@@ -735,13 +735,7 @@ macro_rules! impl_store {
                 sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(SAVEPOINT)).await?;
                 for (i, c) in commits.iter().enumerate() {
                     let answer = Self::apply_commit(&mut *tx, c).await;
-                    let last = i + 1 == commits.len();
-                    let next = match (&answer, last) {
-                        (Ok(_), true) => None,
-                        (Ok(_), false) => Some(NEXT),
-                        (Err(_), _) => Some(ROLL_BACK),
-                    };
-                    if let Some(sql) = next {
+                    if let Some(sql) = after_member(answer.is_ok(), i + 1 == commits.len()) {
                         sqlx::Executor::execute(&mut *tx, sqlx::raw_sql(sql)).await?;
                     }
                     answers.push(answer);

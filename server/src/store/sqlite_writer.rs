@@ -14,7 +14,7 @@
 //! holds the store's in-process write lock (the one sqlx's writers queue
 //! on) for each batch, so the two never wait on each other inside SQLite.
 
-use super::group::{self, Member, NEXT, ROLL_BACK, SAVEPOINT};
+use super::group::{self, Member, SAVEPOINT};
 use super::transition::{statements, Check, Miss, Param, GENERATION};
 use super::{Commit, Result, StoreError};
 use rusqlite::types::{ToSqlOutput, Value};
@@ -119,13 +119,7 @@ fn try_batch(c: &Connection, commits: &[Commit]) -> Result<Vec<Result<i64>>> {
     let mut answers = Vec::with_capacity(commits.len());
     for (i, commit) in commits.iter().enumerate() {
         let answer = apply(c, commit);
-        let last = i + 1 == commits.len();
-        let next = match (&answer, last) {
-            (Ok(_), true) => None,
-            (Ok(_), false) => Some(NEXT),
-            (Err(_), _) => Some(ROLL_BACK),
-        };
-        if let Some(sql) = next {
+        if let Some(sql) = group::after_member(answer.is_ok(), i + 1 == commits.len()) {
             c.execute_batch(sql).map_err(unavailable)?;
         }
         answers.push(answer);
