@@ -94,6 +94,11 @@ pub struct BenchArgs {
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
 
+    /// How durable the SQLite scratch files' commits are, as a server's
+    /// `?synchronous=` would have them (`full` is the server's default).
+    #[arg(long, value_enum, value_name = "MODE", default_value = "full")]
+    pub sqlite_synchronous: crate::store::Synchronous,
+
     /// Measure only these (comma-separated; all when not given).
     /// `decisions` also measures the ceiling it is compared with.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]

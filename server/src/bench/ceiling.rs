@@ -4,7 +4,8 @@
 //! engine allow, not what a client library's pool allows:
 //!
 //! - SQLite: each client a thread with its own synchronous connection
-//!   (WAL, `synchronous=NORMAL`, as the store's writer opens it), writers
+//!   (WAL and the URL's `synchronous`, FULL by default, as the store's
+//!   writer opens it), writers
 //!   taking turns on an in-process lock as the store's do;
 //! - PostgreSQL: each client a connection of its own (no pool, so no
 //!   pings between commits), the server's own `synchronous_commit`.
@@ -70,6 +71,7 @@ async fn sqlite(url: &str, clients: usize, each: Duration) -> anyhow::Result<f64
     let options = crate::store::SqliteStore::connect_options(url)?;
     let target = sqlite_writer::Target {
         path: options.get_filename().to_path_buf(),
+        synchronous: crate::store::Synchronous::take_from(url)?.1,
         read_only: false,
         lock: Arc::default(),
     };

@@ -100,7 +100,10 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut scratch = match runtime.block_on(scratch::Scratch::new(args.database_url.as_deref())) {
+    let mut scratch = match runtime.block_on(scratch::Scratch::new(
+        args.database_url.as_deref(),
+        args.sqlite_synchronous,
+    )) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -35,12 +35,17 @@ pub struct Scratch {
     /// The databases created so far (PostgreSQL names).
     created: Vec<String>,
     tag: String,
+    /// SQLite: how durable the files' commits are.
+    synchronous: crate::store::Synchronous,
 }
 
 impl Scratch {
     /// Checks the URL (only PostgreSQL is accepted: an SQLite URL would be
     /// a file of the user's) and, for SQLite, makes the temporary folder.
-    pub async fn new(database_url: Option<&str>) -> anyhow::Result<Scratch> {
+    pub async fn new(
+        database_url: Option<&str>,
+        synchronous: crate::store::Synchronous,
+    ) -> anyhow::Result<Scratch> {
         let tag = format!(
             "{}_{}",
             std::process::id(),
@@ -57,6 +62,7 @@ impl Scratch {
                     admin: None,
                     created: Vec::new(),
                     tag,
+                    synchronous,
                 })
             }
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
@@ -78,6 +84,7 @@ impl Scratch {
                     admin: Some(parsed.to_string()),
                     created: Vec::new(),
                     tag,
+                    synchronous,
                 })
             }
             Some(_) => Err(anyhow::anyhow!(
@@ -90,8 +97,9 @@ impl Scratch {
     pub async fn database(&mut self, purpose: &str) -> anyhow::Result<String> {
         match (&self.dir, &self.admin) {
             (Some(dir), _) => Ok(format!(
-                "sqlite://{}",
-                dir.join(format!("{purpose}.db")).display()
+                "sqlite://{}?{}",
+                dir.join(format!("{purpose}.db")).display(),
+                self.synchronous.query()
             )),
             (None, Some(admin)) => {
                 let name = format!("bench_{}_{purpose}", self.tag);

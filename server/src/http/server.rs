@@ -225,12 +225,11 @@ pub async fn serve(
 /// The folder of the SQLite file `url` names (`None`: PostgreSQL or an
 /// in-memory database), whose free space `/readyz` watches.
 fn sqlite_dir(url: &str) -> Option<std::path::PathBuf> {
-    use std::str::FromStr;
     // sqlx names an in-memory database after a file of its own making.
     if !url.starts_with("sqlite:") || url.contains(":memory:") || url.contains("mode=memory") {
         return None;
     }
-    let options = sqlx::sqlite::SqliteConnectOptions::from_str(url).ok()?;
+    let options = crate::store::SqliteStore::connect_options(url).ok()?;
     let file = options.get_filename();
     if file.as_os_str().is_empty() || file.as_os_str() == ":memory:" {
         return None;

@@ -120,11 +120,13 @@ where
 }
 
 /// [`run`] on a thread of its own, with a synchronous `batch` (SQLite's
-/// writer, see [`super::sqlite_writer`]): the same batches, answered the
-/// same way, until the store is dropped.
+/// writer, see [`super::sqlite_writer`]): the same batches, until the
+/// store is dropped; each batch's answers go to `deliver` (which answers
+/// them, at once or once they are durable).
 pub(crate) fn run_blocking(
     mut queue: mpsc::UnboundedReceiver<Member>,
     mut batch: impl FnMut(Vec<Commit>) -> Vec<Result<i64>>,
+    mut deliver: impl FnMut(Answers, Vec<Result<i64>>),
 ) {
     let mut taken = Vec::with_capacity(MAX_BATCH);
     while let Some(first) = queue.blocking_recv() {
@@ -136,12 +138,13 @@ pub(crate) fn run_blocking(
             }
         }
         if let Some((commits, answers)) = still_wanted(&mut taken) {
-            answer(answers, batch(commits));
+            deliver(answers, batch(commits));
         }
     }
 }
 
-type Answers = Vec<oneshot::Sender<Result<i64>>>;
+/// Where a batch's answers go, in member order.
+pub(crate) type Answers = Vec<oneshot::Sender<Result<i64>>>;
 
 /// The taken members whose callers still wait, split into the batch and
 /// where its answers go; `None` when nobody waits.
@@ -156,7 +159,7 @@ fn still_wanted(taken: &mut Vec<Member>) -> Option<(Vec<Commit>, Answers)> {
     Some(taken.drain(..).map(|m| (m.commit, m.answer)).unzip())
 }
 
-fn answer(answers: Answers, results: Vec<Result<i64>>) {
+pub(crate) fn answer(answers: Answers, results: Vec<Result<i64>>) {
     for (answer, result) in answers.into_iter().zip(results) {
         // A caller that hung up meanwhile no longer wants the answer.
         let _ = answer.send(result);

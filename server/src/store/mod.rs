@@ -35,7 +35,7 @@ pub use rows::{
     Announcement, AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit,
     DispatchRow, EventRow, RouteFilter, RouteRow, ScheduleRow, StateCounts, UnknownRow,
 };
-pub use sqlite::{LockError, ServerLock, SqliteStore};
+pub use sqlite::{LockError, ServerLock, SqliteStore, Synchronous};
 
 use async_trait::async_trait;
 use std::sync::Arc;

@@ -4,10 +4,13 @@
 //! `now()` decides due-ness, and each commit `NOTIFY`s the
 //! [`CHANNEL`] so every server's [`CommitListener`] hears it.
 
+use super::group::Member;
 use super::{group::GroupCommit, pg_batch, sql::impl_store, Announcement, Engine, Result};
 use sqlx::postgres::{PgListener, PgPoolOptions};
-use sqlx::PgPool;
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 /// The `LISTEN`/`NOTIFY` channel commits are announced on.
 pub const CHANNEL: &str = "kandev_recovery_commits";
@@ -51,7 +54,22 @@ impl PgStore {
 
     /// Queues a transition for the store's writer task (see [`super::group`]).
     pub(crate) async fn commit_queued(&self, c: &super::Commit) -> Result<i64> {
-        self.group.commit(c, self.sqlx_writer()).await
+        self.group.commit(c, self.batch_writer_task()).await
+    }
+
+    /// Starts the writer task, with a connection of its own kept from one
+    /// set-based batch to the next: through the pool, each batch would
+    /// also cost the pool's pings on taking and giving back a connection,
+    /// two round trips beside the batch's three.
+    fn batch_writer_task(&self) -> impl FnOnce(mpsc::UnboundedReceiver<Member>) {
+        let pool = self.pool.clone();
+        move |queue| {
+            let own = Arc::new(tokio::sync::Mutex::new(None));
+            tokio::spawn(super::group::run(queue, move |commits| {
+                let (pool, own) = (pool.clone(), own.clone());
+                async move { Self::write_batch(&pool, Some(&own), &commits).await }
+            }));
+        }
     }
 
     /// Commits these together, now (see [`super::Store::commit_all`]).
@@ -61,14 +79,24 @@ impl PgStore {
 
     /// One batch: set-based when it is plain ([`pg_batch`]), else (or when
     /// a fence did not hold there, or a statement failed before the
-    /// `COMMIT`) member by member.
-    pub(crate) async fn write_batch(
+    /// `COMMIT`) member by member. `own` is the writer task's connection
+    /// (`None`: one from the pool).
+    async fn write_batch(
         pool: &PgPool,
-        _writer: Option<&tokio::sync::Mutex<()>>,
+        own: Option<&OwnConnection>,
         commits: &[super::Commit],
     ) -> Vec<Result<i64>> {
         if pg_batch::plain(commits) {
-            match Self::set_based(pool, commits).await {
+            let outcome = match own {
+                Some(own) => Self::set_based_on_own(pool, own, commits).await,
+                None => match pool.acquire().await {
+                    Ok(mut conn) => Self::set_based(&mut conn, commits).await,
+                    // The pool waited its 10 s: member by member would
+                    // only wait as long again.
+                    Err(e) => SetBased::Unreachable(e.into()),
+                },
+            };
+            match outcome {
                 SetBased::Committed(ids) => return ids.into_iter().map(Ok).collect(),
                 SetBased::Missed => {}
                 // Member by member, the one at fault fails alone (or, if
@@ -88,14 +116,53 @@ impl PgStore {
         Self::commit_batch(pool, None, commits).await
     }
 
-    /// The set-based batch in a transaction of its own: committed whole,
-    /// or rolled back whole.
-    async fn set_based(pool: &PgPool, commits: &[super::Commit]) -> SetBased {
-        let mut tx = match pool.begin_with(pg_batch::BEGIN).await {
+    /// [`Self::set_based`] on the writer task's own connection, opened
+    /// when there is none. A connection kept from an earlier batch may have
+    /// gone stale meanwhile (the database restarted): if it cannot even
+    /// begin the transaction, nothing was written, so the batch is tried
+    /// once more on a new one. Only a connection whose batch ended cleanly
+    /// is kept.
+    async fn set_based_on_own(
+        pool: &PgPool,
+        own: &OwnConnection,
+        commits: &[super::Commit],
+    ) -> SetBased {
+        let mut slot = own.lock().await;
+        let mut tries = if slot.is_some() { 2 } else { 1 };
+        loop {
+            tries -= 1;
+            let mut conn = match slot.take() {
+                Some(c) => c,
+                None => {
+                    // As long as the pool waits for a connection.
+                    let opened = tokio::time::timeout(
+                        Duration::from_secs(10),
+                        pool.connect_options().connect(),
+                    )
+                    .await;
+                    match opened {
+                        Ok(Ok(c)) => c,
+                        Ok(Err(e)) => return SetBased::Unreachable(e.into()),
+                        Err(_) => return SetBased::Unreachable(sqlx::Error::PoolTimedOut.into()),
+                    }
+                }
+            };
+            let outcome = Self::set_based(&mut conn, commits).await;
+            match outcome {
+                SetBased::Committed(_) | SetBased::Missed => *slot = Some(conn),
+                SetBased::Unreachable(_) if tries > 0 => continue,
+                _ => {}
+            }
+            return outcome;
+        }
+    }
+
+    /// The set-based batch in a transaction of its own on `conn`:
+    /// committed whole, or rolled back whole.
+    async fn set_based(conn: &mut PgConnection, commits: &[super::Commit]) -> SetBased {
+        let mut tx = match conn.begin_with(pg_batch::BEGIN).await {
             Ok(tx) => tx,
-            // No transaction could be begun (the database is unreachable,
-            // the pool waited its 10 s): member by member would only wait
-            // as long again.
+            // No transaction could be begun (the database is unreachable).
             Err(e) => return SetBased::Unreachable(e.into()),
         };
         match pg_batch::write(&mut tx, commits).await {
@@ -121,12 +188,6 @@ impl PgStore {
         None
     }
 
-    /// Batches need no queue either: one writer task per store, and the
-    /// event-order lock between servers.
-    pub(crate) fn batch_writer(&self) -> Option<std::sync::Arc<tokio::sync::Mutex<()>>> {
-        None
-    }
-
     /// A listener on [`CHANNEL`], on a connection of its own from the pool.
     pub(crate) async fn listener(&self) -> Result<Option<CommitListener>> {
         let mut listener = PgListener::connect_with(&self.pool).await?;
@@ -134,6 +195,9 @@ impl PgStore {
         Ok(Some(CommitListener { listener }))
     }
 }
+
+/// The writer task's connection for set-based batches, between batches.
+type OwnConnection = tokio::sync::Mutex<Option<PgConnection>>;
 
 /// How a set-based batch ended.
 enum SetBased {

@@ -676,19 +676,6 @@ macro_rules! impl_store {
         }
 
         impl $store {
-            /// Starts a group-commit writer task that commits each batch
-            /// through sqlx (`write_batch`, the engine's own).
-            #[allow(dead_code)]
-            fn sqlx_writer(&self) -> impl FnOnce(tokio::sync::mpsc::UnboundedReceiver<$crate::store::group::Member>) {
-                let (pool, writer) = (self.pool.clone(), self.batch_writer());
-                move |queue| {
-                    tokio::spawn($crate::store::group::run(queue, move |commits| {
-                        let (pool, writer) = (pool.clone(), writer.clone());
-                        async move { Self::write_batch(&pool, writer.as_deref(), &commits).await }
-                    }));
-                }
-            }
-
             /// Commits `commits` in one transaction, each under its own
             /// savepoint (see [`group`]): one answer per member, in order.
             ///

@@ -102,6 +102,7 @@ impl SqliteStore {
         if by_name {
             let target = Target {
                 path: options.get_filename().to_path_buf(),
+                synchronous: Synchronous::take_from(url)?.1,
                 read_only: url.contains("mode=ro"),
                 lock: store.writer.clone(),
             };
@@ -117,13 +118,15 @@ impl SqliteStore {
     /// included), so `kandev-recovery bench` measures the raw commit
     /// ceiling under exactly these.
     pub fn connect_options(url: &str) -> Result<SqliteConnectOptions> {
-        Ok(SqliteConnectOptions::from_str(url)
+        let (rest, synchronous) = Synchronous::take_from(url)?;
+        Ok(SqliteConnectOptions::from_str(&rest)
             .map_err(|e| StoreError::Unavailable(format!("bad SQLite URL `{url}`: {e}")))?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            // WAL with NORMAL is durable across process crashes (only an OS
-            // crash can lose the last transactions), and much faster.
-            .synchronous(SqliteSynchronous::Normal)
+            .synchronous(match synchronous {
+                Synchronous::Full => SqliteSynchronous::Full,
+                Synchronous::Normal => SqliteSynchronous::Normal,
+            })
             .busy_timeout(Duration::from_secs(5))
             .foreign_keys(true))
     }
@@ -145,13 +148,18 @@ impl SqliteStore {
         self.readers.as_ref()
     }
 
-    /// A batch through sqlx: member by member.
-    pub(crate) async fn write_batch(
-        pool: &SqlitePool,
-        writer: Option<&tokio::sync::Mutex<()>>,
-        commits: &[Commit],
-    ) -> Vec<Result<i64>> {
-        Self::commit_batch(pool, writer, commits).await
+    /// Starts a group-commit writer task for a store without a file: each
+    /// batch through sqlx, member by member, behind the store's write lock.
+    fn sqlx_writer(
+        &self,
+    ) -> impl FnOnce(tokio::sync::mpsc::UnboundedReceiver<super::group::Member>) {
+        let (pool, writer) = (self.pool.clone(), self.writer.clone());
+        move |queue| {
+            tokio::spawn(super::group::run(queue, move |commits| {
+                let (pool, writer) = (pool.clone(), writer.clone());
+                async move { Self::commit_batch(&pool, Some(&writer), &commits).await }
+            }));
+        }
     }
 
     /// Queues a transition for the store's writer (see [`super::group`]):
@@ -179,17 +187,12 @@ impl SqliteStore {
                         )
                     })
             }
-            None => Self::write_batch(&self.pool, self.batch_writer().as_deref(), commits).await,
+            None => Self::commit_batch(&self.pool, Some(&self.writer), commits).await,
         }
     }
 
     pub(crate) async fn writer(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
         Some(self.writer.lock().await)
-    }
-
-    /// What the group-commit writer queues its batches behind.
-    pub(crate) fn batch_writer(&self) -> Option<Arc<tokio::sync::Mutex<()>>> {
-        Some(self.writer.clone())
     }
 
     /// One server per file, so its own in-process wake-ups are all there is.
@@ -238,7 +241,7 @@ impl ServerLock {
     /// that says why and what to use instead.
     pub fn acquire(url: &str) -> Result<Option<ServerLock>, LockError> {
         let options =
-            SqliteConnectOptions::from_str(url).map_err(|_| LockError::BadUrl(url.to_string()))?;
+            SqliteStore::connect_options(url).map_err(|_| LockError::BadUrl(url.to_string()))?;
         let db = options.get_filename();
         if db.as_os_str().is_empty() || db.as_os_str() == ":memory:" {
             return Ok(None);
@@ -270,6 +273,78 @@ impl ServerLock {
     }
 }
 
+/// How durable a SQLite commit is: the `synchronous=` setting of a
+/// `sqlite://` URL (`full`, the default, or `normal`), which every
+/// connection to the file is opened with.
+///
+/// With `full` a commit returns only once the write-ahead log is flushed
+/// to the disk, so what was answered survives a power loss or an OS crash.
+/// That is the default because an answer is acted on: a claimed dispatch
+/// launches an agent, and a claim lost to an OS crash would be dispatched
+/// again after it — a prompt replayed, which this service exists to
+/// prevent. Group commit ([`super::group`]) shares one flush among every
+/// transition of a batch. `normal` skips the flush (WAL is still safe
+/// across a crash of this process, not of the machine) and suits a
+/// machine whose disk flushes slowly, when losing the last moments is
+/// acceptable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Synchronous {
+    #[default]
+    Full,
+    Normal,
+}
+
+impl Synchronous {
+    /// Splits the setting off a `sqlite://` URL (sqlx does not know it):
+    /// the URL without it, and the setting (the default when absent).
+    pub fn take_from(url: &str) -> Result<(String, Synchronous)> {
+        let Some((base, query)) = url.split_once('?') else {
+            return Ok((url.to_string(), Synchronous::default()));
+        };
+        let mut synchronous = Synchronous::default();
+        let mut kept = Vec::new();
+        for pair in query.split('&') {
+            match pair.split_once('=') {
+                Some((key, value)) if key.eq_ignore_ascii_case("synchronous") => {
+                    synchronous = match value.to_ascii_lowercase().as_str() {
+                        "full" => Synchronous::Full,
+                        "normal" => Synchronous::Normal,
+                        _ => {
+                            return Err(StoreError::Unavailable(format!(
+                                "bad SQLite URL `{url}`: synchronous must be `full` or \
+                                 `normal`, not `{value}`"
+                            )))
+                        }
+                    }
+                }
+                _ => kept.push(pair),
+            }
+        }
+        let rest = if kept.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", kept.join("&"))
+        };
+        Ok((rest, synchronous))
+    }
+
+    /// The URL's setting, as `take_from` reads it.
+    pub fn query(self) -> &'static str {
+        match self {
+            Synchronous::Full => "synchronous=full",
+            Synchronous::Normal => "synchronous=normal",
+        }
+    }
+
+    /// The value of SQLite's `PRAGMA synchronous`.
+    pub(crate) fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        }
+    }
+}
+
 impl_store!(
     SqliteStore,
     sqlx::Sqlite,
@@ -282,3 +357,61 @@ impl_store!(
     db_now = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
     notify = ""
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taken(url: &str) -> (String, Synchronous) {
+        Synchronous::take_from(url).unwrap()
+    }
+
+    #[test]
+    fn the_synchronous_setting_is_read_off_the_url_and_left_out_of_it() {
+        let full = Synchronous::Full;
+        assert_eq!(taken("sqlite://d/x.db"), ("sqlite://d/x.db".into(), full));
+        assert_eq!(
+            taken("sqlite://d/x.db?synchronous=NORMAL"),
+            ("sqlite://d/x.db".into(), Synchronous::Normal)
+        );
+        assert_eq!(
+            taken("sqlite://d/x.db?mode=rwc&synchronous=full&cache=private"),
+            ("sqlite://d/x.db?mode=rwc&cache=private".into(), full)
+        );
+        let e = Synchronous::take_from("sqlite://x.db?synchronous=off")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("synchronous must be `full` or `normal`, not `off`"),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn every_connection_to_the_file_commits_as_the_url_says() {
+        let dir = tempfile::tempdir().unwrap();
+        for (query, pragma) in [
+            ("", 2),
+            ("?synchronous=normal", 1),
+            ("?synchronous=full", 2),
+        ] {
+            let path = dir.path().join(format!("s{pragma}{}.db", query.len()));
+            let url = format!("sqlite://{}{query}", path.display());
+            let store = SqliteStore::connect(&url).await.unwrap();
+            let pooled: i64 = sqlx::query_scalar("PRAGMA synchronous")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap();
+            assert_eq!(pooled, pragma, "{url}: the pool's connections");
+            let target = store.target.clone().expect("a file by name");
+            let own = sqlite_writer::open(&target).unwrap();
+            let written: i64 = own
+                .query_row("PRAGMA synchronous", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(
+                written, pragma,
+                "{url}: the writer's and readers' connections"
+            );
+        }
+    }
+}

@@ -15,11 +15,12 @@
 //! on) for each batch, so the two never wait on each other inside SQLite.
 
 use super::group::{self, Member, SAVEPOINT};
+use super::sqlite::Synchronous;
 use super::transition::{statements, Check, Miss, Param, GENERATION};
 use super::{Commit, Result, StoreError};
 use rusqlite::types::{ToSqlOutput, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -29,20 +30,39 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub(crate) struct Target {
     pub path: PathBuf,
+    /// How durable a commit is, as the store's other connections have it.
+    pub synchronous: super::sqlite::Synchronous,
     pub read_only: bool,
     pub lock: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// Starts the writer thread on `queue`. A thread that cannot be started
-/// drops the queue, and the transitions in it answer that the writer
-/// stopped.
+/// Starts the writer thread on `queue` (and, for `synchronous=FULL`, its
+/// flusher). A thread that cannot be started drops the queue, and the
+/// transitions in it answer that the writer stopped.
 pub(crate) fn start(target: Target) -> impl FnOnce(mpsc::UnboundedReceiver<Member>) {
     move |queue| {
+        let flusher = match target.synchronous {
+            Synchronous::Full => match Flusher::start(wal_of(&target.path)) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    tracing::error!(error = %e, "the SQLite flusher thread could not be started");
+                    return;
+                }
+            },
+            Synchronous::Normal => None,
+        };
         let spawned = std::thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || {
                 let mut writer = Writer { target, conn: None };
-                group::run_blocking(queue, |commits| writer.batch(&commits));
+                group::run_blocking(
+                    queue,
+                    |commits| writer.batch(&commits),
+                    |answers, results| match &flusher {
+                        Some(f) => f.deliver(answers, results),
+                        None => group::answer(answers, results),
+                    },
+                );
             });
         if let Err(e) = spawned {
             tracing::error!(error = %e, "the SQLite writer thread could not be started");
@@ -51,9 +71,101 @@ pub(crate) fn start(target: Target) -> impl FnOnce(mpsc::UnboundedReceiver<Membe
 }
 
 /// Commits `commits` together on a connection of their own, as the writer
-/// would (for [`super::Store::commit_all`]); blocking.
+/// would (for [`super::Store::commit_all`]), durable as the store's
+/// setting says before it answers; blocking.
 pub(crate) fn commit_once(target: Target, commits: &[Commit]) -> Vec<Result<i64>> {
-    Writer { target, conn: None }.batch(commits)
+    let wal = wal_of(&target.path);
+    let full = target.synchronous == Synchronous::Full;
+    let results = Writer { target, conn: None }.batch(commits);
+    match full {
+        true => durable(&wal, results),
+        false => results,
+    }
+}
+
+/// The write-ahead log beside the database file.
+fn wal_of(db: &Path) -> PathBuf {
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    PathBuf::from(wal)
+}
+
+/// `synchronous=FULL` without holding the writer up for the flush.
+///
+/// With FULL, SQLite flushes the log inside every `COMMIT`, while it
+/// holds the write lock: batch after batch waits for the disk, so the
+/// disk's flush time, not the work, bounds committed decisions. Instead
+/// the writer commits without a flush (its connection is NORMAL), lets
+/// the next batch begin, and hands the answers to this thread, which
+/// flushes the log (`fdatasync`) and only then answers them — one flush
+/// for every batch that committed meanwhile. The log is written in
+/// order, so a flush makes every earlier commit durable, and a
+/// transaction whose flush failed or never happened is simply lost by a
+/// machine crash, as with FULL. No answer leaves before its transition is
+/// on the disk; what a later transaction built on an earlier one is
+/// answered after it, by the same log order. Readers can see a
+/// transition a moment before it is durable (never a caller acting on
+/// its answer).
+struct Flusher {
+    queue: std::sync::mpsc::Sender<(group::Answers, Vec<Result<i64>>)>,
+}
+
+impl Flusher {
+    fn start(wal: PathBuf) -> std::io::Result<Flusher> {
+        let (queue, taken) = std::sync::mpsc::channel::<(group::Answers, Vec<Result<i64>>)>();
+        std::thread::Builder::new()
+            .name("sqlite-flusher".into())
+            .spawn(move || {
+                while let Ok(first) = taken.recv() {
+                    let mut pending = vec![first];
+                    pending.extend(taken.try_iter());
+                    let flushed = flush(&wal);
+                    for (answers, results) in pending {
+                        group::answer(answers, after_flush(&flushed, results));
+                    }
+                }
+            })?;
+        Ok(Flusher { queue })
+    }
+
+    fn deliver(&self, answers: group::Answers, results: Vec<Result<i64>>) {
+        // The flusher ends only when this sender is dropped: sending
+        // cannot fail while the writer runs.
+        let _ = self.queue.send((answers, results));
+    }
+}
+
+/// `results` once the log is flushed: as they are, or every member
+/// unavailable when the flush failed (what committed may not be durable).
+fn durable(wal: &Path, results: Vec<Result<i64>>) -> Vec<Result<i64>> {
+    if results.iter().all(|r| r.is_err()) {
+        return results;
+    }
+    after_flush(&flush(wal), results)
+}
+
+fn after_flush(flushed: &std::io::Result<()>, results: Vec<Result<i64>>) -> Vec<Result<i64>> {
+    match flushed {
+        Ok(()) => results,
+        Err(e) => {
+            tracing::error!(error = %e, "flushing the SQLite log failed; the batch is not durable");
+            group::failed_batch(
+                results.len(),
+                &StoreError::Unavailable(format!("flushing the database log failed: {e}")),
+            )
+        }
+    }
+}
+
+/// Flushes the log file to the disk. Opened anew each time, so the flush
+/// is never of a file that was replaced meanwhile; a log that is gone was
+/// checkpointed into the database file, which the checkpoint flushed.
+fn flush(wal: &Path) -> std::io::Result<()> {
+    match std::fs::File::open(wal) {
+        Ok(f) => f.sync_data(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 struct Writer {
@@ -88,14 +200,19 @@ impl Writer {
 
     fn connection(&mut self) -> Result<&Connection> {
         if self.conn.is_none() {
-            self.conn = Some(open(&self.target).map_err(unavailable)?);
+            let c = open(&self.target).map_err(unavailable)?;
+            // FULL is kept by flushing after the COMMIT (see [`Flusher`]).
+            c.pragma_update(None, "synchronous", "NORMAL")
+                .map_err(unavailable)?;
+            self.conn = Some(c);
         }
         Ok(self.conn.as_ref().expect("just opened"))
     }
 }
 
 /// The store's connection settings (`SqliteStore::connect_options`): WAL,
-/// `synchronous=NORMAL`, foreign keys, a 5 s busy timeout. Also what
+/// the URL's `synchronous` (FULL unless it says otherwise), foreign keys,
+/// a 5 s busy timeout. Also what
 /// `kandev-recovery bench` measures the raw commit ceiling on.
 pub(crate) fn open(target: &Target) -> rusqlite::Result<Connection> {
     let flags = if target.read_only {
@@ -105,7 +222,7 @@ pub(crate) fn open(target: &Target) -> rusqlite::Result<Connection> {
     };
     let c = Connection::open_with_flags(&target.path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     c.busy_timeout(Duration::from_secs(5))?;
-    c.pragma_update(None, "synchronous", "NORMAL")?;
+    c.pragma_update(None, "synchronous", target.synchronous.pragma())?;
     c.pragma_update(None, "foreign_keys", "ON")?;
     // Every statement a transition can run, and the generation read.
     c.set_prepared_statement_cache_capacity(32);
@@ -190,4 +307,71 @@ fn store_error(e: rusqlite::Error) -> StoreError {
 
 fn unavailable(e: rusqlite::Error) -> StoreError {
     StoreError::Unavailable(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_flush_leaves_every_member_unavailable() {
+        let results = vec![Ok(7), Err(StoreError::AlreadyExists), Ok(9)];
+        let lost = std::io::Error::other("EIO");
+        let answered = after_flush(&Err(lost), results);
+        assert_eq!(answered.len(), 3);
+        for r in answered {
+            match r {
+                Err(StoreError::Unavailable(why)) => assert!(why.contains("flushing"), "{why}"),
+                other => panic!("answered {other:?}"),
+            }
+        }
+        let kept = after_flush(&Ok(()), vec![Ok(1), Err(StoreError::AlreadyExists)]);
+        assert!(matches!(kept[..], [Ok(1), Err(StoreError::AlreadyExists)]));
+    }
+
+    #[test]
+    fn the_log_is_the_file_beside_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("x.db");
+        assert_eq!(wal_of(&db), dir.path().join("x.db-wal"));
+        // A log checkpointed away and removed: nothing left to flush.
+        flush(&wal_of(&db)).unwrap();
+        std::fs::write(wal_of(&db), b"frames").unwrap();
+        flush(&wal_of(&db)).unwrap();
+    }
+
+    #[test]
+    fn the_writer_leaves_the_flush_to_the_flusher_and_every_other_connection_flushes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (x INTEGER)")
+            .unwrap();
+        let target = Target {
+            path,
+            synchronous: Synchronous::Full,
+            read_only: false,
+            lock: Arc::default(),
+        };
+        // The writer's own connection commits without a flush of its own.
+        let mut writer = Writer {
+            target: target.clone(),
+            conn: None,
+        };
+        let own: i64 = writer
+            .connection()
+            .unwrap()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            own, 1,
+            "NORMAL on the writer's connection, FULL by the flush"
+        );
+        // Every other connection is FULL.
+        let other: i64 = open(&target)
+            .unwrap()
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(other, 2);
+    }
 }
