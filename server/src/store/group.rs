@@ -104,21 +104,17 @@ impl GroupCommit {
 }
 
 /// The writer task: takes everything queued (at least one transition, at
-/// most [`MAX_BATCH`]), commits it with `batch` and hands what it answers
-/// to `deliver` (which answers each member, at once or once durable),
+/// most [`MAX_BATCH`]), commits it with `batch` and answers each member,
 /// until the store is dropped.
-pub(crate) async fn run<F, Fut, R>(
-    mut queue: mpsc::UnboundedReceiver<Member>,
-    mut batch: F,
-    mut deliver: impl FnMut(Answers, R),
-) where
+pub(crate) async fn run<F, Fut>(mut queue: mpsc::UnboundedReceiver<Member>, mut batch: F)
+where
     F: FnMut(Vec<Commit>) -> Fut,
-    Fut: Future<Output = R>,
+    Fut: Future<Output = Vec<Result<i64>>>,
 {
     let mut taken = Vec::with_capacity(MAX_BATCH);
     while queue.recv_many(&mut taken, MAX_BATCH).await > 0 {
         if let Some((commits, answers)) = still_wanted(&mut taken) {
-            deliver(answers, batch(commits).await);
+            answer(answers, batch(commits).await);
         }
     }
 }
@@ -311,18 +307,14 @@ mod tests {
         seen: std::sync::Arc<std::sync::Mutex<Vec<Vec<i64>>>>,
     ) -> impl FnOnce(mpsc::UnboundedReceiver<Member>) {
         move |queue| {
-            tokio::spawn(run(
-                queue,
-                move |commits: Vec<Commit>| {
-                    let numbers: Vec<i64> = commits
-                        .iter()
-                        .map(|c| c.event_kind.parse().expect("a number"))
-                        .collect();
-                    seen.lock().unwrap().push(numbers.clone());
-                    async move { numbers.into_iter().map(Ok).collect() }
-                },
-                answer,
-            ));
+            tokio::spawn(run(queue, move |commits: Vec<Commit>| {
+                let numbers: Vec<i64> = commits
+                    .iter()
+                    .map(|c| c.event_kind.parse().expect("a number"))
+                    .collect();
+                seen.lock().unwrap().push(numbers.clone());
+                async move { numbers.into_iter().map(Ok).collect() }
+            }));
         }
     }
 

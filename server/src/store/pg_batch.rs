@@ -40,19 +40,7 @@ pub(crate) fn plain(commits: &[Commit]) -> bool {
 /// batch's event ids commit in order, as on the member-by-member path.
 /// Taken first, as every other writer takes it, so a batch never holds a
 /// route's row while it waits for the lock (no lock-order deadlock).
-///
-/// The batch commits without waiting for its log flush, so the lock —
-/// released by the `COMMIT` — is not held through the flush and the next
-/// batch can go on meanwhile; its answers wait for [`FLUSH`] instead.
-pub(crate) const BEGIN: &str =
-    "BEGIN; SET LOCAL synchronous_commit TO off; SELECT pg_advisory_xact_lock(7261001)";
-
-/// Makes everything committed before it durable: a write (so its own
-/// commit writes the log and, under the server's `synchronous_commit`,
-/// waits for the flush), and the log is flushed in order. One row per
-/// database session (`migrations/postgres/…_flush_barriers.sql`).
-pub(crate) const FLUSH: &str = "INSERT INTO flush_barriers (backend, n) \
-     VALUES (pg_backend_pid(), 1) ON CONFLICT (backend) DO UPDATE SET n = flush_barriers.n + 1";
+pub(crate) const BEGIN: &str = "BEGIN; SELECT pg_advisory_xact_lock(7261001)";
 
 /// The whole batch in one statement, so the event-order lock is held for
 /// two round trips (this and the `COMMIT`) instead of one per table.

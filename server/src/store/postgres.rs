@@ -4,7 +4,7 @@
 //! `now()` decides due-ness, and each commit `NOTIFY`s the
 //! [`CHANNEL`] so every server's [`CommitListener`] hears it.
 
-use super::group::{Answers, Member};
+use super::group::Member;
 use super::{group::GroupCommit, pg_batch, sql::impl_store, Announcement, Engine, Result};
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
@@ -61,98 +61,20 @@ impl PgStore {
     /// set-based batch to the next: through the pool, each batch would
     /// also cost the pool's pings on taking and giving back a connection,
     /// two round trips beside the batch's three.
-    ///
-    /// Its answers go through a flusher task (see [`pg_batch::BEGIN`]): a
-    /// set-based batch is answered once a flush made after its `COMMIT`
-    /// is done, so no answer leaves before its transition is durable,
-    /// while the writer goes on with the next batch; one flush serves every
-    /// batch that committed meanwhile.
     fn batch_writer_task(&self) -> impl FnOnce(mpsc::UnboundedReceiver<Member>) {
         let pool = self.pool.clone();
         move |queue| {
             let own = Arc::new(tokio::sync::Mutex::new(None));
-            let (flushes, flush_queue) = mpsc::unbounded_channel();
-            tokio::spawn(Self::flusher(pool.clone(), flush_queue));
-            tokio::spawn(super::group::run(
-                queue,
-                move |commits| {
-                    let (pool, own) = (pool.clone(), own.clone());
-                    async move { Self::write_batch(&pool, Some(&own), &commits).await }
-                },
-                move |answers, written| {
-                    // The flusher ends only when this sender is dropped.
-                    let _ = flushes.send((answers, written));
-                },
-            ));
+            tokio::spawn(super::group::run(queue, move |commits| {
+                let (pool, own) = (pool.clone(), own.clone());
+                async move { Self::write_batch(&pool, Some(&own), &commits).await }
+            }));
         }
     }
 
-    /// Answers each batch handed to it, in order, once it is durable: at
-    /// once for a batch that committed with its own flush; after
-    /// [`pg_batch::FLUSH`], on a connection of its own, for those that
-    /// committed without — one flush for every batch that arrived while
-    /// the one before was under way. (A flush of its own for each batch,
-    /// several at once, measured slower: each is a write of its own.) A
-    /// flush that fails leaves their members unavailable — what they
-    /// committed may be lost — and that connection is not used again. It
-    /// is not tried again on a new one: the server may have restarted and
-    /// lost the commit, and a flush there would answer for what is gone.
-    async fn flusher(pool: PgPool, mut queue: mpsc::UnboundedReceiver<(Answers, Written)>) {
-        let mut own: Option<PgConnection> = None;
-        let mut taken = Vec::new();
-        while queue
-            .recv_many(&mut taken, 4 * super::group::MAX_BATCH)
-            .await
-            > 0
-        {
-            let flushed = match taken.iter().any(|(_, w)| w.unflushed) {
-                true => Self::flush(&pool, &mut own).await,
-                false => Ok(()),
-            };
-            for (answers, written) in taken.drain(..) {
-                super::group::answer(answers, written.durable(&flushed));
-            }
-        }
-    }
-
-    /// [`pg_batch::FLUSH`] on `own` (opened when there is none); kept only
-    /// when it worked.
-    async fn flush(pool: &PgPool, own: &mut Option<PgConnection>) -> Result<()> {
-        let mut conn = match own.take() {
-            Some(c) => c,
-            None => Self::open_own(pool).await?,
-        };
-        sqlx::query(pg_batch::FLUSH).execute(&mut conn).await?;
-        *own = Some(conn);
-        Ok(())
-    }
-
-    /// A connection outside the pool, opened as the pool opens its own,
-    /// waiting as long as the pool would.
-    async fn open_own(pool: &PgPool) -> Result<PgConnection> {
-        match tokio::time::timeout(Duration::from_secs(10), pool.connect_options().connect()).await
-        {
-            Ok(opened) => Ok(opened?),
-            Err(_) => Err(sqlx::Error::PoolTimedOut.into()),
-        }
-    }
-
-    /// Commits these together, now (see [`super::Store::commit_all`]),
-    /// answered once durable.
+    /// Commits these together, now (see [`super::Store::commit_all`]).
     pub(crate) async fn commit_together(&self, commits: &[super::Commit]) -> Vec<Result<i64>> {
-        let written = Self::write_batch(&self.pool, None, commits).await;
-        let flushed = match written.unflushed {
-            true => match self.pool.acquire().await {
-                Ok(mut conn) => sqlx::query(pg_batch::FLUSH)
-                    .execute(&mut *conn)
-                    .await
-                    .map(|_| ())
-                    .map_err(Into::into),
-                Err(e) => Err(e.into()),
-            },
-            false => Ok(()),
-        };
-        written.durable(&flushed)
+        Self::write_batch(&self.pool, None, commits).await
     }
 
     /// One batch: set-based when it is plain ([`pg_batch`]), else (or when
@@ -163,7 +85,7 @@ impl PgStore {
         pool: &PgPool,
         own: Option<&OwnConnection>,
         commits: &[super::Commit],
-    ) -> Written {
+    ) -> Vec<Result<i64>> {
         if pg_batch::plain(commits) {
             let outcome = match own {
                 Some(own) => Self::set_based_on_own(pool, own, commits).await,
@@ -175,12 +97,7 @@ impl PgStore {
                 },
             };
             match outcome {
-                SetBased::Committed(ids) => {
-                    return Written {
-                        results: ids.into_iter().map(Ok).collect(),
-                        unflushed: true,
-                    }
-                }
+                SetBased::Committed(ids) => return ids.into_iter().map(Ok).collect(),
                 SetBased::Missed => {}
                 // Member by member, the one at fault fails alone (or, if
                 // the database is gone, every member says so).
@@ -192,11 +109,11 @@ impl PgStore {
                 // would then answer stale for what it did itself). Every
                 // member is unavailable, as a failed COMMIT always was.
                 SetBased::Unknown(e) | SetBased::Unreachable(e) => {
-                    return Written::flushed(super::group::failed_batch(commits.len(), &e))
+                    return super::group::failed_batch(commits.len(), &e)
                 }
             }
         }
-        Written::flushed(Self::commit_batch(pool, None, commits).await)
+        Self::commit_batch(pool, None, commits).await
     }
 
     /// [`Self::set_based`] on the writer task's own connection, opened
@@ -216,10 +133,19 @@ impl PgStore {
             tries -= 1;
             let mut conn = match slot.take() {
                 Some(c) => c,
-                None => match Self::open_own(pool).await {
-                    Ok(c) => c,
-                    Err(e) => return SetBased::Unreachable(e),
-                },
+                None => {
+                    // As long as the pool waits for a connection.
+                    let opened = tokio::time::timeout(
+                        Duration::from_secs(10),
+                        pool.connect_options().connect(),
+                    )
+                    .await;
+                    match opened {
+                        Ok(Ok(c)) => c,
+                        Ok(Err(e)) => return SetBased::Unreachable(e.into()),
+                        Err(_) => return SetBased::Unreachable(sqlx::Error::PoolTimedOut.into()),
+                    }
+                }
             };
             let outcome = Self::set_based(&mut conn, commits).await;
             match outcome {
@@ -272,31 +198,6 @@ impl PgStore {
 
 /// The writer task's connection for set-based batches, between batches.
 type OwnConnection = tokio::sync::Mutex<Option<PgConnection>>;
-
-/// What a batch answers, and whether it committed without a flush (and
-/// must not be answered before one).
-struct Written {
-    results: Vec<Result<i64>>,
-    unflushed: bool,
-}
-
-impl Written {
-    /// Committed with a flush of its own (or not at all).
-    fn flushed(results: Vec<Result<i64>>) -> Written {
-        Written {
-            results,
-            unflushed: false,
-        }
-    }
-
-    /// The answers, once the flush that was to follow it is `flushed`.
-    fn durable(self, flushed: &Result<()>) -> Vec<Result<i64>> {
-        match (self.unflushed, flushed) {
-            (true, Err(e)) => super::group::failed_batch(self.results.len(), e),
-            _ => self.results,
-        }
-    }
-}
 
 /// How a set-based batch ended.
 enum SetBased {
@@ -362,33 +263,6 @@ impl_store!(
 
 #[cfg(test)]
 mod tests {
-    use super::Written;
-    use crate::store::StoreError;
-
-    #[test]
-    fn a_batch_is_answered_unavailable_only_when_the_flush_it_waited_for_failed() {
-        let lost: crate::store::Result<()> = Err(StoreError::Unavailable("EIO".into()));
-        let waited = Written {
-            results: vec![Ok(3), Err(StoreError::AlreadyExists)],
-            unflushed: true,
-        };
-        let answers = waited.durable(&lost);
-        assert!(
-            answers
-                .iter()
-                .all(|a| matches!(a, Err(StoreError::Unavailable(why)) if why.contains("EIO"))),
-            "{answers:?}"
-        );
-        // A batch that was flushed by its own COMMIT does not depend on it.
-        let own = Written::flushed(vec![Ok(4)]);
-        assert!(matches!(own.durable(&lost)[..], [Ok(4)]));
-        let waited = Written {
-            results: vec![Ok(5)],
-            unflushed: true,
-        };
-        assert!(matches!(waited.durable(&Ok(()))[..], [Ok(5)]));
-    }
-
     #[test]
     fn commits_are_announced_on_the_channel_listened_to() {
         let source = include_str!("postgres.rs");

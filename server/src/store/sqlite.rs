@@ -155,14 +155,10 @@ impl SqliteStore {
     ) -> impl FnOnce(tokio::sync::mpsc::UnboundedReceiver<super::group::Member>) {
         let (pool, writer) = (self.pool.clone(), self.writer.clone());
         move |queue| {
-            tokio::spawn(super::group::run(
-                queue,
-                move |commits| {
-                    let (pool, writer) = (pool.clone(), writer.clone());
-                    async move { Self::commit_batch(&pool, Some(&writer), &commits).await }
-                },
-                super::group::answer,
-            ));
+            tokio::spawn(super::group::run(queue, move |commits| {
+                let (pool, writer) = (pool.clone(), writer.clone());
+                async move { Self::commit_batch(&pool, Some(&writer), &commits).await }
+            }));
         }
     }
 

@@ -84,8 +84,15 @@ pub(crate) fn commit_once(target: Target, commits: &[Commit]) -> Vec<Result<i64>
 }
 
 /// The write-ahead log beside the database file.
+///
+/// SQLite resolves a symbolic link to the database and keeps the log
+/// beside the file it points to, so the link is resolved here too: the
+/// log beside a link would never exist, and a flush of it would pass
+/// without flushing anything. (The file exists by the time the writer
+/// starts: the store opened and migrated it.)
 fn wal_of(db: &Path) -> PathBuf {
-    let mut wal = db.as_os_str().to_owned();
+    let db = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
+    let mut wal = db.into_os_string();
     wal.push("-wal");
     PathBuf::from(wal)
 }
@@ -332,8 +339,17 @@ mod tests {
     #[test]
     fn the_log_is_the_file_beside_the_database() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("x.db");
-        assert_eq!(wal_of(&db), dir.path().join("x.db-wal"));
+        let dir_path = std::fs::canonicalize(dir.path()).unwrap();
+        let db = dir_path.join("x.db");
+        assert_eq!(wal_of(&db), dir_path.join("x.db-wal"));
+        // Beside the file a link points to, where SQLite keeps it.
+        std::fs::create_dir(dir_path.join("real")).unwrap();
+        std::fs::write(dir_path.join("real/y.db"), b"").unwrap();
+        std::os::unix::fs::symlink(dir_path.join("real/y.db"), dir_path.join("link.db")).unwrap();
+        assert_eq!(
+            wal_of(&dir_path.join("link.db")),
+            dir_path.join("real/y.db-wal")
+        );
         // A log checkpointed away and removed: nothing left to flush.
         flush(&wal_of(&db)).unwrap();
         std::fs::write(wal_of(&db), b"frames").unwrap();
