@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 pub(crate) struct Target {
     pub path: PathBuf,
     /// How durable a commit is, as the store's other connections have it.
-    pub synchronous: super::sqlite::Synchronous,
+    pub synchronous: Synchronous,
     pub read_only: bool,
     pub lock: Arc<tokio::sync::Mutex<()>>,
 }
@@ -74,12 +74,11 @@ pub(crate) fn start(target: Target) -> impl FnOnce(mpsc::UnboundedReceiver<Membe
 /// would (for [`super::Store::commit_all`]), durable as the store's
 /// setting says before it answers; blocking.
 pub(crate) fn commit_once(target: Target, commits: &[Commit]) -> Vec<Result<i64>> {
-    let wal = wal_of(&target.path);
-    let full = target.synchronous == Synchronous::Full;
+    let flush = (target.synchronous == Synchronous::Full).then(|| wal_of(&target.path));
     let results = Writer { target, conn: None }.batch(commits);
-    match full {
-        true => durable(&wal, results),
-        false => results,
+    match flush {
+        Some(wal) => durable(&wal, results),
+        None => results,
     }
 }
 
