@@ -95,7 +95,7 @@ impl Profiles {
     }
 
     /// The profile a row read elsewhere holds (see
-    /// `Store::get_route_and_profile`), as [`Profiles::get`] answers it.
+    /// `Store::get_route_for_decision`), as [`Profiles::get`] answers it.
     pub async fn of_row(&self, row: ProfileRow) -> Profile {
         self.load(row).await
     }

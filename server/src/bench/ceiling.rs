@@ -70,6 +70,10 @@ pub async fn measure(
 async fn sqlite(url: &str, clients: usize, each: Duration) -> anyhow::Result<f64> {
     let options = crate::store::SqliteStore::connect_options(url)?;
     let target = sqlite_writer::Target {
+        // Unused: each connection here flushes itself (SQLite's own FULL).
+        log: Arc::new(crate::store::sqlite_log::Log::beside(
+            options.get_filename(),
+        )),
         path: options.get_filename().to_path_buf(),
         synchronous: crate::store::Synchronous::take_from(url)?.1,
         read_only: false,

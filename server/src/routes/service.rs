@@ -142,18 +142,21 @@ impl Routes {
 
     /// A route and its profile (`None` when the profile is gone), in one
     /// read.
-    async fn load_with_profile(&self, id: &RouteId) -> Result<(Route, Option<Profile>)> {
-        let (row, profile) = self
+    /// The route, its profile and the circuits, read together (see
+    /// [`crate::store::Store::get_route_for_decision`]).
+    async fn load_for_decision(&self, id: &RouteId) -> Result<(Route, Option<Profile>, Loaded)> {
+        let rows = self
             .store
-            .get_route_and_profile(id.as_str())
+            .get_route_for_decision(id.as_str())
             .await?
             .ok_or(RouteError::NotFound("route"))?;
-        let route = Route::from_row(row).map_err(RouteError::Corrupt)?;
-        let profile = match profile {
+        let route = Route::from_row(rows.route).map_err(RouteError::Corrupt)?;
+        let circuits = Loaded::from_rows(rows.circuits).map_err(RouteError::Corrupt)?;
+        let profile = match rows.profile {
             Some(p) => Some(self.profiles.of_row(p).await),
             None => None,
         };
-        Ok((route, profile))
+        Ok((route, profile, circuits))
     }
 
     pub async fn get(&self, id: &RouteId) -> Result<RouteSnapshot> {
@@ -325,7 +328,7 @@ impl Routes {
         now: DateTime<Utc>,
     ) -> Result<Option<FailureAnswer>> {
         let classification = classification.clone();
-        let (route, profile) = self.load_with_profile(id).await?;
+        let (route, profile, mut circuits) = self.load_for_decision(id).await?;
         let gate = EffectGate {
             generation: route.generation.get(),
             invocation_id: &route.invocation_id,
@@ -354,7 +357,6 @@ impl Routes {
         if gate == GateVerdict::Stale || !accepts {
             return Ok(Some(stale_answer(classification, &route, now)));
         }
-        let mut circuits = self.circuits().await?;
         let decided = plan::decide(
             &route,
             gate,

@@ -25,6 +25,7 @@ mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
+pub(crate) mod sqlite_log;
 mod sqlite_reads;
 pub(crate) mod sqlite_writer;
 pub(crate) mod transition;
@@ -93,6 +94,16 @@ pub struct ProfileRow {
     pub updated_at_ms: i64,
 }
 
+/// What deciding on a failure reads ([`Store::get_route_for_decision`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecisionRows {
+    pub route: RouteRow,
+    /// `None` when the route's profile is gone.
+    pub profile: Option<ProfileRow>,
+    /// Every circuit, by scope and resource.
+    pub circuits: Vec<CircuitRow>,
+}
+
 /// Which engine a store runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -105,7 +116,8 @@ pub enum Engine {
 pub trait Store: AccessStore + Send + Sync + 'static {
     fn engine(&self) -> Engine;
 
-    /// A cheap round trip, for `/readyz`.
+    /// A cheap round trip, for `/readyz`; also fails once the store can no
+    /// longer be trusted with writes (SQLite: a flush of its log failed).
     async fn ping(&self) -> Result<()>;
 
     async fn list_profiles(&self) -> Result<Vec<ProfileRow>>;
@@ -180,6 +192,12 @@ pub trait Store: AccessStore + Send + Sync + 'static {
         &self,
         id: &str,
     ) -> Result<Option<(RouteRow, Option<ProfileRow>)>>;
+
+    /// A route, its profile and every circuit, read together in one
+    /// snapshot: everything deciding on a failure reads. On PostgreSQL one
+    /// round trip, where the route and the circuits apart were two — a
+    /// third of a decision's reads.
+    async fn get_route_for_decision(&self, id: &str) -> Result<Option<DecisionRows>>;
 
     async fn list_routes(&self, filter: &RouteFilter) -> Result<Vec<RouteRow>>;
 

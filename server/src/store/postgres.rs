@@ -147,7 +147,19 @@ impl PgStore {
                     }
                 }
             };
-            let outcome = Self::set_based(&mut conn, commits).await;
+            // A database host that vanished without closing the socket
+            // would hold the writer until the OS gave up on the
+            // connection (many minutes): the batch is given up first.
+            // Whether it committed is not known then, so every member
+            // answers unavailable, and the connection is not kept.
+            let outcome = tokio::time::timeout(BATCH_TIMEOUT, Self::set_based(&mut conn, commits))
+                .await
+                .unwrap_or_else(|_| {
+                    SetBased::Unknown(super::StoreError::Unavailable(format!(
+                        "the database did not finish a batch within {} s",
+                        BATCH_TIMEOUT.as_secs()
+                    )))
+                });
             match outcome {
                 SetBased::Committed(_) | SetBased::Missed => *slot = Some(conn),
                 SetBased::Unreachable(_) if tries > 0 => continue,
@@ -178,6 +190,36 @@ impl PgStore {
         }
     }
 
+    /// PostgreSQL keeps its own log: nothing of the store's to report.
+    pub(crate) fn health(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// [`super::Store::get_route_for_decision`] in one statement
+    /// ([`ROUTE_FOR_DECISION`]) on a hot connection.
+    async fn read_for_decision(&self, id: &str) -> Result<Option<super::DecisionRows>> {
+        use sqlx::Row;
+        let mut hot = self.hot.take().await?;
+        let row = sqlx::query(ROUTE_FOR_DECISION.as_str())
+            .bind(id)
+            .fetch_optional(&mut *hot)
+            .await?;
+        hot.keep();
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let (route, profile) = Self::route_and_profile_of(&row)?;
+        let circuits: String = row.try_get("circuits")?;
+        let circuits = serde_json::from_str(&circuits).map_err(|e| {
+            sqlx::Error::Decode(format!("the circuits read with a route: {e}").into())
+        })?;
+        Ok(Some(super::DecisionRows {
+            route,
+            profile,
+            circuits,
+        }))
+    }
+
     /// No inline reads: every read is a round trip to the server.
     pub(crate) fn readers(&self) -> Option<&super::sqlite_reads::Readers> {
         None
@@ -195,6 +237,28 @@ impl PgStore {
         Ok(Some(CommitListener { listener }))
     }
 }
+
+/// A route with its profile ([`ROUTE_AND_PROFILE`](super::sql::ROUTE_AND_PROFILE))
+/// and every circuit as one JSON array in a `circuits` column: one
+/// statement, so one round trip and one snapshot. JSON numbers carry the
+/// circuits' `BIGINT`s exactly (serde_json reads integers as integers).
+static ROUTE_FOR_DECISION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let fields: Vec<String> = super::sql::CIRCUIT_COLUMNS
+        .split(',')
+        .map(str::trim)
+        .map(|c| format!("'{c}', c.{c}"))
+        .collect();
+    format!(
+        "SELECT q.*, (SELECT COALESCE(json_agg(json_build_object({})), '[]'::json)::text \
+         FROM circuits AS c) AS circuits FROM ({}) AS q",
+        fields.join(", "),
+        *super::sql::ROUTE_AND_PROFILE
+    )
+});
+
+/// The longest the writer task waits for one set-based batch on its own
+/// connection (a batch takes milliseconds; a slow database, seconds).
+const BATCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The writer task's connection for set-based batches, between batches.
 type OwnConnection = tokio::sync::Mutex<Option<PgConnection>>;

@@ -69,8 +69,9 @@ pub struct ScheduleRow {
     pub circuit: Option<String>,
 }
 
-/// A shared resource circuit as stored (see `crate::circuits`).
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+/// A shared resource circuit as stored (see `crate::circuits`); read from
+/// JSON too, by its column names (PostgreSQL's read for a decision).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Deserialize)]
 pub struct CircuitRow {
     pub scope: String,
     pub resource: String,

@@ -76,6 +76,30 @@ pub(crate) fn select_dispatches(rest: &str) -> String {
 /// [`Announcement`](super::Announcement) payload).
 macro_rules! impl_store {
     ($store:ty, $db:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr, db_now = $db_now:expr, notify = $notify:expr) => {
+        impl $store {
+            /// A route and its profile from a row of
+            /// [`ROUTE_AND_PROFILE`]($crate::store::sql::ROUTE_AND_PROFILE)
+            /// (or a statement that selects it whole).
+            fn route_and_profile_of(
+                row: &<$db as sqlx::Database>::Row,
+            ) -> $crate::store::Result<($crate::store::RouteRow, Option<$crate::store::ProfileRow>)> {
+                use sqlx::{FromRow, Row};
+                let route = $crate::store::RouteRow::from_row(row)?;
+                let profile = match row.try_get::<Option<String>, _>("p_id")? {
+                    None => None,
+                    Some(id) => Some($crate::store::ProfileRow {
+                        id,
+                        name: row.try_get("p_name")?,
+                        revision: row.try_get("p_revision")?,
+                        document: row.try_get("p_document")?,
+                        created_at_ms: row.try_get("p_created_at")?,
+                        updated_at_ms: row.try_get("p_updated_at")?,
+                    }),
+                };
+                Ok((route, profile))
+            }
+        }
+
         #[async_trait::async_trait]
         impl $crate::store::Store for $store {
             fn engine(&self) -> $crate::store::Engine {
@@ -83,6 +107,7 @@ macro_rules! impl_store {
             }
 
             async fn ping(&self) -> $crate::store::Result<()> {
+                self.health()?;
                 sqlx::query("SELECT 1").execute(&self.pool).await?;
                 Ok(())
             }
@@ -359,7 +384,6 @@ macro_rules! impl_store {
                 &self,
                 id: &str,
             ) -> $crate::store::Result<Option<($crate::store::RouteRow, Option<$crate::store::ProfileRow>)>> {
-                use sqlx::{FromRow, Row};
                 if let Some(r) = self.readers() {
                     return r.route_and_profile(id);
                 }
@@ -369,22 +393,14 @@ macro_rules! impl_store {
                     .fetch_optional(&mut *hot)
                     .await?;
                 hot.keep();
-                let Some(row) = row else {
-                    return Ok(None);
-                };
-                let route = $crate::store::RouteRow::from_row(&row)?;
-                let profile = match row.try_get::<Option<String>, _>("p_id")? {
-                    None => None,
-                    Some(id) => Some($crate::store::ProfileRow {
-                        id,
-                        name: row.try_get("p_name")?,
-                        revision: row.try_get("p_revision")?,
-                        document: row.try_get("p_document")?,
-                        created_at_ms: row.try_get("p_created_at")?,
-                        updated_at_ms: row.try_get("p_updated_at")?,
-                    }),
-                };
-                Ok(Some((route, profile)))
+                row.as_ref().map(Self::route_and_profile_of).transpose()
+            }
+
+            async fn get_route_for_decision(
+                &self,
+                id: &str,
+            ) -> $crate::store::Result<Option<$crate::store::DecisionRows>> {
+                self.read_for_decision(id).await
             }
 
             async fn list_routes(

@@ -101,6 +101,7 @@ impl SqliteStore {
             .any(|p| url.contains(p));
         if by_name {
             let target = Target {
+                log: Arc::new(super::sqlite_log::Log::beside(options.get_filename())),
                 path: options.get_filename().to_path_buf(),
                 synchronous: Synchronous::take_from(url)?.1,
                 read_only: url.contains("mode=ro"),
@@ -146,6 +147,32 @@ impl SqliteStore {
 
     pub(crate) fn readers(&self) -> Option<&super::sqlite_reads::Readers> {
         self.readers.as_ref()
+    }
+
+    /// Whether the store can still be trusted with writes: not once a
+    /// flush of its log has failed (see [`super::sqlite_log`]).
+    pub(crate) fn health(&self) -> Result<()> {
+        match self.target.as_ref().and_then(|t| t.log.failure()) {
+            Some(why) => Err(StoreError::Unavailable(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// [`super::Store::get_route_for_decision`]: inline on a file, else
+    /// (a store without one) the two reads through sqlx.
+    async fn read_for_decision(&self, id: &str) -> Result<Option<super::DecisionRows>> {
+        use super::Store;
+        if let Some(r) = self.readers() {
+            return r.route_for_decision(id);
+        }
+        let Some((route, profile)) = self.get_route_and_profile(id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(super::DecisionRows {
+            route,
+            profile,
+            circuits: self.list_circuits().await?,
+        }))
     }
 
     /// Starts a group-commit writer task for a store without a file: each

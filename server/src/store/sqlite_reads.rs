@@ -12,7 +12,7 @@
 use super::access::{TokenRow, LIVE_TOKEN};
 use super::sql::{CIRCUITS, ROUTE_AND_PROFILE, ROUTE_BY_ID};
 use super::sqlite_writer::{self, Target};
-use super::{CircuitRow, ProfileRow, Result, RouteRow, StoreError};
+use super::{CircuitRow, DecisionRows, ProfileRow, Result, RouteRow, StoreError};
 use rusqlite::{Connection, OptionalExtension, Row};
 use std::sync::Mutex;
 
@@ -67,46 +67,28 @@ impl Readers {
         &self,
         id: &str,
     ) -> Result<Option<(RouteRow, Option<ProfileRow>)>> {
-        self.with(|c| {
-            c.prepare_cached(&ROUTE_AND_PROFILE)?
-                .query_row([id], |r| {
-                    // The route's 20 columns, then the profile's 6.
-                    let profile = match r.get::<_, Option<String>>(20)? {
-                        None => None,
-                        Some(id) => Some(ProfileRow {
-                            id,
-                            name: r.get(21)?,
-                            revision: r.get(22)?,
-                            document: r.get(23)?,
-                            created_at_ms: r.get(24)?,
-                            updated_at_ms: r.get(25)?,
-                        }),
-                    };
-                    Ok((route(r)?, profile))
-                })
-                .optional()
-        })
+        self.with(|c| route_and_profile(c, id))
     }
 
     pub(crate) fn circuits(&self) -> Result<Vec<CircuitRow>> {
+        self.with(circuits)
+    }
+
+    /// The route with its profile and every circuit, on one connection in
+    /// one read transaction: one snapshot, as PostgreSQL's one statement.
+    pub(crate) fn route_for_decision(&self, id: &str) -> Result<Option<DecisionRows>> {
         self.with(|c| {
-            c.prepare_cached(&CIRCUITS)?
-                .query_map([], |r| {
-                    Ok(CircuitRow {
-                        scope: r.get(0)?,
-                        resource: r.get(1)?,
-                        state: r.get(2)?,
-                        open_until: r.get(3)?,
-                        probe_holder: r.get(4)?,
-                        probe_until: r.get(5)?,
-                        owner: r.get(6)?,
-                        openings: r.get(7)?,
-                        code: r.get(8)?,
-                        changed_at: r.get(9)?,
-                        version: r.get(10)?,
-                    })
-                })?
-                .collect()
+            let tx = c.unchecked_transaction()?;
+            let Some((route, profile)) = route_and_profile(&tx, id)? else {
+                return Ok(None);
+            };
+            let circuits = circuits(&tx)?;
+            tx.commit()?;
+            Ok(Some(DecisionRows {
+                route,
+                profile,
+                circuits,
+            }))
         })
     }
 
@@ -126,6 +108,49 @@ impl Readers {
                 .optional()
         })
     }
+}
+
+fn route_and_profile(
+    c: &Connection,
+    id: &str,
+) -> rusqlite::Result<Option<(RouteRow, Option<ProfileRow>)>> {
+    c.prepare_cached(&ROUTE_AND_PROFILE)?
+        .query_row([id], |r| {
+            // The route's 20 columns, then the profile's 6.
+            let profile = match r.get::<_, Option<String>>(20)? {
+                None => None,
+                Some(id) => Some(ProfileRow {
+                    id,
+                    name: r.get(21)?,
+                    revision: r.get(22)?,
+                    document: r.get(23)?,
+                    created_at_ms: r.get(24)?,
+                    updated_at_ms: r.get(25)?,
+                }),
+            };
+            Ok((route(r)?, profile))
+        })
+        .optional()
+}
+
+fn circuits(c: &Connection) -> rusqlite::Result<Vec<CircuitRow>> {
+    c.prepare_cached(&CIRCUITS)?
+        .query_map([], |r| {
+            Ok(CircuitRow {
+                scope: r.get(0)?,
+                resource: r.get(1)?,
+                state: r.get(2)?,
+                open_until: r.get(3)?,
+                probe_holder: r.get(4)?,
+                probe_until: r.get(5)?,
+                owner: r.get(6)?,
+                openings: r.get(7)?,
+                code: r.get(8)?,
+                changed_at: r.get(9)?,
+                version: r.get(10)?,
+            })
+        })?
+        .collect()
 }
 
 /// A route row from its columns in `ROUTE_COLUMNS` order.

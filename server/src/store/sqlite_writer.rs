@@ -16,11 +16,12 @@
 
 use super::group::{self, Member, SAVEPOINT};
 use super::sqlite::Synchronous;
+use super::sqlite_log::Log;
 use super::transition::{statements, Check, Miss, Param, GENERATION};
 use super::{Commit, Result, StoreError};
 use rusqlite::types::{ToSqlOutput, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -34,6 +35,10 @@ pub(crate) struct Target {
     pub synchronous: Synchronous,
     pub read_only: bool,
     pub lock: Arc<tokio::sync::Mutex<()>>,
+    /// The log the store flushes itself with `synchronous=FULL`, shared by
+    /// the flusher and [`commit_once`] (and asked by the store whether a
+    /// flush has failed).
+    pub log: Arc<Log>,
 }
 
 /// Starts the writer thread on `queue` (and, for `synchronous=FULL`, its
@@ -42,7 +47,7 @@ pub(crate) struct Target {
 pub(crate) fn start(target: Target) -> impl FnOnce(mpsc::UnboundedReceiver<Member>) {
     move |queue| {
         let flusher = match target.synchronous {
-            Synchronous::Full => match Flusher::start(wal_of(&target.path)) {
+            Synchronous::Full => match Flusher::start(target.log.clone()) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     tracing::error!(error = %e, "the SQLite flusher thread could not be started");
@@ -74,26 +79,12 @@ pub(crate) fn start(target: Target) -> impl FnOnce(mpsc::UnboundedReceiver<Membe
 /// would (for [`super::Store::commit_all`]), durable as the store's
 /// setting says before it answers; blocking.
 pub(crate) fn commit_once(target: Target, commits: &[Commit]) -> Vec<Result<i64>> {
-    let flush = (target.synchronous == Synchronous::Full).then(|| wal_of(&target.path));
+    let flush = (target.synchronous == Synchronous::Full).then(|| target.log.clone());
     let results = Writer { target, conn: None }.batch(commits);
     match flush {
-        Some(wal) => durable(&wal, results),
+        Some(log) => durable(&log, results),
         None => results,
     }
-}
-
-/// The write-ahead log beside the database file.
-///
-/// SQLite resolves a symbolic link to the database and keeps the log
-/// beside the file it points to, so the link is resolved here too: the
-/// log beside a link would never exist, and a flush of it would pass
-/// without flushing anything. (The file exists by the time the writer
-/// starts: the store opened and migrated it.)
-fn wal_of(db: &Path) -> PathBuf {
-    let db = std::fs::canonicalize(db).unwrap_or_else(|_| db.to_path_buf());
-    let mut wal = db.into_os_string();
-    wal.push("-wal");
-    PathBuf::from(wal)
 }
 
 /// `synchronous=FULL` without holding the writer up for the flush.
@@ -117,7 +108,7 @@ struct Flusher {
 }
 
 impl Flusher {
-    fn start(wal: PathBuf) -> std::io::Result<Flusher> {
+    fn start(log: Arc<Log>) -> std::io::Result<Flusher> {
         let (queue, taken) = std::sync::mpsc::channel::<(group::Answers, Vec<Result<i64>>)>();
         std::thread::Builder::new()
             .name("sqlite-flusher".into())
@@ -125,7 +116,7 @@ impl Flusher {
                 while let Ok(first) = taken.recv() {
                     let mut pending = vec![first];
                     pending.extend(taken.try_iter());
-                    let flushed = flush(&wal);
+                    let flushed = log.flush();
                     for (answers, results) in pending {
                         group::answer(answers, after_flush(&flushed, results));
                     }
@@ -143,11 +134,11 @@ impl Flusher {
 
 /// `results` once the log is flushed: as they are, or every member
 /// unavailable when the flush failed (what committed may not be durable).
-fn durable(wal: &Path, results: Vec<Result<i64>>) -> Vec<Result<i64>> {
+fn durable(log: &Log, results: Vec<Result<i64>>) -> Vec<Result<i64>> {
     if results.iter().all(|r| r.is_err()) {
         return results;
     }
-    after_flush(&flush(wal), results)
+    after_flush(&log.flush(), results)
 }
 
 fn after_flush(flushed: &std::io::Result<()>, results: Vec<Result<i64>>) -> Vec<Result<i64>> {
@@ -160,17 +151,6 @@ fn after_flush(flushed: &std::io::Result<()>, results: Vec<Result<i64>>) -> Vec<
                 &StoreError::Unavailable(format!("flushing the database log failed: {e}")),
             )
         }
-    }
-}
-
-/// Flushes the log file to the disk. Opened anew each time, so the flush
-/// is never of a file that was replaced meanwhile; a log that is gone was
-/// checkpointed into the database file, which the checkpoint flushed.
-fn flush(wal: &Path) -> std::io::Result<()> {
-    match std::fs::File::open(wal) {
-        Ok(f) => f.sync_data(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
     }
 }
 
@@ -336,26 +316,6 @@ mod tests {
     }
 
     #[test]
-    fn the_log_is_the_file_beside_the_database() {
-        let dir = tempfile::tempdir().unwrap();
-        let dir_path = std::fs::canonicalize(dir.path()).unwrap();
-        let db = dir_path.join("x.db");
-        assert_eq!(wal_of(&db), dir_path.join("x.db-wal"));
-        // Beside the file a link points to, where SQLite keeps it.
-        std::fs::create_dir(dir_path.join("real")).unwrap();
-        std::fs::write(dir_path.join("real/y.db"), b"").unwrap();
-        std::os::unix::fs::symlink(dir_path.join("real/y.db"), dir_path.join("link.db")).unwrap();
-        assert_eq!(
-            wal_of(&dir_path.join("link.db")),
-            dir_path.join("real/y.db-wal")
-        );
-        // A log checkpointed away and removed: nothing left to flush.
-        flush(&wal_of(&db)).unwrap();
-        std::fs::write(wal_of(&db), b"frames").unwrap();
-        flush(&wal_of(&db)).unwrap();
-    }
-
-    #[test]
     fn the_writer_leaves_the_flush_to_the_flusher_and_every_other_connection_flushes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
@@ -363,6 +323,7 @@ mod tests {
         c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (x INTEGER)")
             .unwrap();
         let target = Target {
+            log: Arc::new(Log::beside(&path)),
             path,
             synchronous: Synchronous::Full,
             read_only: false,

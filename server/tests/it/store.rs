@@ -679,7 +679,61 @@ async fn a_route_is_read_with_its_profile(engine: Engine) {
     assert_eq!(s.get_route_and_profile("nope").await.unwrap(), None);
 }
 
+/// What a decision reads, read together: the same route, profile and
+/// circuits the reads apart give, every column exact (PostgreSQL carries
+/// the circuits as JSON: integers past 2^53, nulls, quotes and non-ASCII
+/// text must come back as stored).
+async fn a_route_is_read_for_a_decision_with_its_profile_and_the_circuits(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    s.insert_profile(&row("p")).await.unwrap();
+    s.commit(&Commit {
+        route: Some(route_row("r", 1)),
+        event_kind: "route.created".into(),
+        event_payload: "{}".into(),
+        ..Commit::default()
+    })
+    .await
+    .unwrap();
+    let read = s.get_route_for_decision("r").await.unwrap().unwrap();
+    assert_eq!(read.route, s.get_route("r").await.unwrap().unwrap());
+    assert_eq!(read.profile, s.get_profile("p").await.unwrap());
+    assert!(read.profile.is_some());
+    assert_eq!(read.circuits, []);
+
+    let odd = CircuitRow {
+        scope: "model".into(),
+        resource: "anthropic/\"claude\" \\ ünï\u{1F600}".into(),
+        open_until: Some(9_007_199_254_740_993),
+        probe_until: Some(i64::MAX),
+        changed_at: i64::MIN + 1,
+        owner: None,
+        ..circuit("open", 1)
+    };
+    for (route, c) in [("r1", circuit("open", 1)), ("r2", odd)] {
+        s.commit(&circuit_commit(
+            route,
+            None,
+            write(c, None, "circuit.opened"),
+        ))
+        .await
+        .unwrap();
+    }
+    let read = s.get_route_for_decision("r").await.unwrap().unwrap();
+    let mut circuits = read.circuits;
+    circuits.sort_by(|a, b| (&a.scope, &a.resource).cmp(&(&b.scope, &b.resource)));
+    assert_eq!(circuits, s.list_circuits().await.unwrap());
+    assert_eq!(circuits.len(), 2);
+
+    s.delete_profile("p", None).await.unwrap();
+    let read = s.get_route_for_decision("r").await.unwrap().unwrap();
+    assert_eq!((read.route.id.as_str(), read.profile), ("r", None));
+    assert_eq!(read.circuits.len(), 2);
+    assert_eq!(s.get_route_for_decision("nope").await.unwrap(), None);
+}
+
 on_both_engines!(
+    a_route_is_read_for_a_decision_with_its_profile_and_the_circuits,
     a_route_is_read_with_its_profile,
     profiles_crud_with_revisions,
     route_lists_filter_by_any_combination,
