@@ -97,6 +97,23 @@ impl ApiError {
     }
 }
 
+/// The browser's reader (`crate::wire_json`), field for field as serde's;
+/// `status` is not on the wire.
+#[cfg(any(test, feature = "hydrate"))]
+impl crate::wire_json::FromJson for ApiError {
+    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
+        let o = crate::wire_json::Fields::of(v)?;
+        Ok(ApiError {
+            error: o.get("error")?,
+            message: o.get("message")?,
+            errors: o.or_default("errors")?,
+            profile: o.get("profile")?,
+            route: o.get("route")?,
+            status: 0,
+        })
+    }
+}
+
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
@@ -114,6 +131,18 @@ pub struct Viewer {
     pub permissions: Vec<String>,
     /// Signed in in this browser (so there is a session to sign out of).
     pub session: bool,
+}
+
+#[cfg(any(test, feature = "hydrate"))]
+impl crate::wire_json::FromJson for Viewer {
+    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
+        let o = crate::wire_json::Fields::of(v)?;
+        Ok(Viewer {
+            name: o.get("name")?,
+            permissions: o.get("permissions")?,
+            session: o.get("session")?,
+        })
+    }
 }
 
 impl Viewer {
@@ -288,7 +317,7 @@ pub async fn delete_profile(id: &str, revision: i64) -> Result<(), ApiError> {
 #[cfg(feature = "hydrate")]
 mod browser {
     use super::{ApiError, ErrorCode};
-    use serde::de::DeserializeOwned;
+    use crate::wire_json::FromJson;
     use wasm_bindgen::{JsCast, JsValue};
     use wasm_bindgen_futures::JsFuture;
     use web_sys::{Headers, Request, RequestInit, Response};
@@ -388,7 +417,7 @@ mod browser {
     /// Reads a successful answer as `T`; a 204 is read as the text `null`
     /// with the same deserializer (`from_value` would compile a second
     /// deserializer of every answer type into the bundle).
-    fn parse<T: DeserializeOwned>((status, text): (u16, String)) -> Result<T, ApiError> {
+    fn parse<T: FromJson>((status, text): (u16, String)) -> Result<T, ApiError> {
         let text = if status == 204 { "null" } else { text.as_str() };
         crate::wire_json::from_str(text).map_err(|e| {
             ApiError::new(
@@ -411,11 +440,11 @@ mod browser {
         .await
     }
 
-    pub async fn get<T: DeserializeOwned + 'static>(path: &str) -> Result<T, ApiError> {
+    pub async fn get<T: FromJson + 'static>(path: &str) -> Result<T, ApiError> {
         parse(fetch_sendable("GET", path.to_string(), None).await?)
     }
 
-    pub async fn send<T: DeserializeOwned + 'static>(
+    pub async fn send<T: FromJson + 'static>(
         method: &'static str,
         path: &str,
         body: &serde_json::Value,

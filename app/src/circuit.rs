@@ -24,7 +24,6 @@ use serde::{Deserialize, Serialize};
     strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "hydrate", serde(try_from = "String"))]
 #[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum CircuitScope {
@@ -62,7 +61,6 @@ impl CircuitScope {
     strum::VariantArray,
 )]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "hydrate", serde(try_from = "String"))]
 #[strum(serialize_all = "snake_case")]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub enum CircuitStatus {
@@ -117,6 +115,55 @@ pub struct CircuitList {
     pub circuits: Vec<CircuitView>,
     #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub server_time: DateTime<Utc>,
+}
+
+/// The browser's readers (`crate::wire_json`), field for field as serde's.
+#[cfg(any(test, feature = "hydrate"))]
+mod read {
+    use super::*;
+    use crate::wire_json::{Error, Fields, FromJson};
+    use serde_json::Value;
+
+    impl FromJson for CircuitView {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(CircuitView {
+                scope: o.get("scope")?,
+                resource: o.get("resource")?,
+                label: o.get("label")?,
+                state: o.get("state")?,
+                until: o.get("until")?,
+                probe_holder: o.get("probe_holder")?,
+                probe_until: o.get("probe_until")?,
+                routes_waiting: o.get("routes_waiting")?,
+                code: o.get("code")?,
+                openings: o.get("openings")?,
+                changed_at: o.get("changed_at")?,
+            })
+        }
+    }
+
+    impl FromJson for CircuitList {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(CircuitList {
+                circuits: o.get("circuits")?,
+                server_time: o.get("server_time")?,
+            })
+        }
+    }
+
+    impl FromJson for CircuitHold {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(CircuitHold {
+                scope: o.get("scope")?,
+                resource: o.get("resource")?,
+                until: o.get("until")?,
+                awaiting_probe: o.get("awaiting_probe")?,
+            })
+        }
+    }
 }
 
 /// Why a waiting route's deadline is where it is: a shared circuit holds

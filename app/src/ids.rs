@@ -41,6 +41,13 @@ macro_rules! string_id {
                 self.0 == other
             }
         }
+
+        #[cfg(any(test, feature = "hydrate"))]
+        impl crate::wire_json::FromJson for $name {
+            fn from_json(v: &serde_json::Value) -> Result<$name, crate::wire_json::Error> {
+                crate::wire_json::FromJson::from_json(v).map($name)
+            }
+        }
     };
 }
 
@@ -87,6 +94,13 @@ impl std::ops::Add<i64> for Generation {
 impl From<i64> for Generation {
     fn from(g: i64) -> Generation {
         Generation(g)
+    }
+}
+
+#[cfg(any(test, feature = "hydrate"))]
+impl crate::wire_json::FromJson for Generation {
+    fn from_json(v: &serde_json::Value) -> Result<Generation, crate::wire_json::Error> {
+        crate::wire_json::FromJson::from_json(v).map(Generation)
     }
 }
 

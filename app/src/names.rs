@@ -7,19 +7,14 @@
 //! [`open_wire_names!`].
 
 /// In the browser, a closed enum of wire names is read through its name's
-/// text and strum's parser (with `#[cfg_attr(feature = "hydrate",
-/// serde(try_from = "String"))]` on the enum): one string deserializer for
-/// every enum instead of a serde enum visitor each, which keeps the WASM
-/// bundle smaller. The server keeps serde's own reader and its error
-/// messages.
+/// text and strum's parser ([`crate::wire_json::FromJson`]); the server
+/// keeps serde's own reader and its error messages.
 macro_rules! read_by_name {
     ($name:ident) => {
-        #[cfg(feature = "hydrate")]
-        impl TryFrom<String> for $name {
-            type Error = strum::ParseError;
-
-            fn try_from(s: String) -> Result<$name, strum::ParseError> {
-                s.parse()
+        #[cfg(any(test, feature = "hydrate"))]
+        impl crate::wire_json::FromJson for $name {
+            fn from_json(v: &serde_json::Value) -> Result<$name, crate::wire_json::Error> {
+                crate::wire_json::by_name(v)
             }
         }
     };
@@ -38,7 +33,6 @@ macro_rules! wire_names {
         #[derive(serde::Serialize, serde::Deserialize)]
         #[derive(strum::Display, strum::EnumString, strum::IntoStaticStr, strum::VariantArray)]
         #[serde(rename_all = "snake_case")]
-        #[cfg_attr(feature = "hydrate", serde(try_from = "String"))]
         #[strum(serialize_all = "snake_case")]
         $vis enum $name {
             $( $(#[$vmeta])* $variant ),*
@@ -80,6 +74,15 @@ macro_rules! open_wire_names {
         impl From<$name> for String {
             fn from(v: $name) -> String {
                 v.to_string()
+            }
+        }
+
+        /// In the browser: any text, a name this build does not know kept
+        /// as sent.
+        #[cfg(any(test, feature = "hydrate"))]
+        impl crate::wire_json::FromJson for $name {
+            fn from_json(v: &serde_json::Value) -> Result<$name, crate::wire_json::Error> {
+                <String as crate::wire_json::FromJson>::from_json(v).map($name::from)
             }
         }
     };

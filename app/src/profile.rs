@@ -61,6 +61,54 @@ pub struct Profile {
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
+/// The browser's readers (`crate::wire_json`), field for field as serde's.
+#[cfg(any(test, feature = "hydrate"))]
+mod read {
+    use super::*;
+    use crate::wire_json::{Error, Fields, FromJson};
+
+    impl FromJson for Candidate {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Candidate {
+                id: o.get("id")?,
+                label: o.get("label")?,
+                agent: o.get("agent")?,
+                provider_id: o.get("provider_id")?,
+                model_id: o.get("model_id")?,
+                profile_ref: o.get("profile_ref")?,
+                account_ref: o.get("account_ref")?,
+                policy: o.get("policy")?,
+            })
+        }
+    }
+
+    impl FromJson for ConfigurationError {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(ConfigurationError {
+                message: o.get("message")?,
+                errors: o.get("errors")?,
+            })
+        }
+    }
+
+    impl FromJson for Profile {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Profile {
+                id: o.get("id")?,
+                name: o.get("name")?,
+                revision: o.get("revision")?,
+                candidates: o.get("candidates")?,
+                configuration_error: o.get("configuration_error")?,
+                created_at: o.get("created_at")?,
+                updated_at: o.get("updated_at")?,
+            })
+        }
+    }
+}
+
 impl Profile {
     /// The candidate a route moves to when `current_id` is skipped: the next
     /// one in the profile's order (wrapping) that this route cycle has not

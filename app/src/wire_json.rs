@@ -1,25 +1,46 @@
-//! How the browser reads JSON: serde_json, with every struct read as an
-//! object only.
+//! How JSON is read into wire types: in the browser through serde_json's
+//! `Value` and a small hand reader per type ([`FromJson`]); on the server
+//! (and in host builds) with serde, every struct read as an object only.
 //!
-//! serde_json accepts a struct written as an object or as an array of its
-//! fields, so each wire type's deserializer is compiled twice over: its
-//! `visit_map` and its `visit_seq`. The API and the page only ever write
-//! objects. [`StructsAsMaps`] wraps a deserializer and asks it for a map
-//! wherever a struct is wanted, all the way down, so the array readers are
-//! never instantiated: about 28 KB less optimised WASM. An array where an
-//! object belongs is then an "invalid type" error, as any other wrong type.
+//! **The browser** parses every answer, event and island prop into a
+//! `Value` (one parser, shared) and reads the wire type out of it with
+//! [`FromJson`]: a few lines per type beside it, where serde's derive
+//! compiled a `visit_map`, a field-name visitor and a `deserialize_map` of
+//! every field type for each of some twenty structs. The readers follow the
+//! types' serde attributes: an absent `Option` field is `None` (and so is
+//! `null`), `#[serde(default)]` fields take their default, unknown fields
+//! are ignored except where the type denies them, integers must fit their
+//! type, and a struct is an object. They are checked against serde's
+//! reader on the same JSON, including every one-field change of a sample of
+//! each type (`tests::agree`). One difference, on input the server never
+//! writes: an object with a key given twice is read with the last value,
+//! where serde's derive refuses it. Error messages are shorter: the field
+//! that did not read, not serde's sentence.
 //!
-//! The browser reads the API's answers, the event stream, islands' props
-//! ([`crate::components::seed::Seed`]) and attempts' recorded policies
-//! through it.
+//! **Host builds** read with serde through [`StructsAsMaps`]: serde_json
+//! accepts a struct written as an object or as an array of its fields, so
+//! each wire type's deserializer is compiled twice over, its `visit_map`
+//! and its `visit_seq`; the API and the page only ever write objects.
+//! [`StructsAsMaps`] wraps a deserializer and asks it for a map wherever a
+//! struct is wanted, all the way down. An array where an object belongs is
+//! then an "invalid type" error, as any other wrong type.
 
+#[cfg(not(feature = "hydrate"))]
+use serde::de::DeserializeOwned;
 use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess,
-    VariantAccess, Visitor,
+    self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
 };
 use std::fmt;
 
+#[cfg(any(test, feature = "hydrate"))]
+pub use reader::{by_name, read, Error, Fields, FromJson, ReadError};
+
+/// In the browser: a `T` from JSON text through its [`FromJson`] reader.
+#[cfg(feature = "hydrate")]
+pub use reader::read as from_str;
+
 /// Reads a `T` from JSON text, structs as objects only.
+#[cfg(not(feature = "hydrate"))]
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(StructsAsMaps(&mut de))?;
@@ -244,6 +265,212 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
     }
 }
 
+/// The browser's readers (see the module): compiled into the browser and
+/// into host tests, which check them against serde's.
+#[cfg(any(test, feature = "hydrate"))]
+mod reader {
+    use chrono::{DateTime, Utc};
+    use serde_json::{Map, Value};
+    use std::cell::Cell;
+    use std::fmt;
+
+    /// A value of another shape than its type's. No data: every reader's
+    /// result is then no larger than its value, which keeps the readers
+    /// small; the field to blame is kept aside ([`blame`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Error;
+
+    thread_local! {
+        /// The innermost field that did not read, in the read under way.
+        static BLAME: Cell<Option<&'static str>> = const { Cell::new(None) };
+    }
+
+    /// Blames `field`, unless a field inside it is already blamed.
+    fn blame(field: &'static str) {
+        BLAME.with(|b| {
+            if b.get().is_none() {
+                b.set(Some(field));
+            }
+        });
+    }
+
+    /// Why JSON text did not read as a `T`.
+    #[derive(Debug)]
+    pub enum ReadError {
+        /// Not JSON at all.
+        Syntax(serde_json::Error),
+        /// JSON of another shape; the innermost field that did not read,
+        /// when there is one.
+        Shape(Option<&'static str>),
+    }
+
+    impl fmt::Display for ReadError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                ReadError::Syntax(e) => e.fmt(f),
+                ReadError::Shape(Some(field)) => {
+                    write!(f, "field `{field}` is missing or invalid")
+                }
+                ReadError::Shape(None) => f.write_str("not the expected JSON"),
+            }
+        }
+    }
+
+    impl fmt::Display for Error {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("not the expected JSON")
+        }
+    }
+
+    /// A type the browser reads out of a JSON `Value`.
+    pub trait FromJson: Sized {
+        fn from_json(v: &Value) -> Result<Self, Error>;
+
+        /// What an absent field reads as: an error, but `None` for an
+        /// option (as serde's derive has it).
+        fn absent() -> Result<Self, Error> {
+            Err(Error)
+        }
+    }
+
+    /// A `T` from JSON text: parsed into a `Value`, then read.
+    pub fn read<T: FromJson>(text: &str) -> Result<T, ReadError> {
+        let value: Value = serde_json::from_str(text).map_err(ReadError::Syntax)?;
+        BLAME.with(|b| b.set(None));
+        T::from_json(&value).map_err(|Error| ReadError::Shape(BLAME.with(Cell::take)))
+    }
+
+    /// An object's fields, read one by one.
+    pub struct Fields<'a>(&'a Map<String, Value>);
+
+    impl<'a> Fields<'a> {
+        /// `v` as an object, or the error a struct that is not one is.
+        pub fn of(v: &'a Value) -> Result<Fields<'a>, Error> {
+            v.as_object().map(Fields).ok_or(Error)
+        }
+
+        /// The field `key`, as serde's derive reads a plain field.
+        pub fn get<T: FromJson>(&self, key: &'static str) -> Result<T, Error> {
+            let value = match self.0.get(key) {
+                Some(v) => T::from_json(v),
+                None => T::absent(),
+            };
+            if value.is_err() {
+                blame(key);
+            }
+            value
+        }
+
+        /// A `#[serde(default)]` field: absent is the default.
+        pub fn or_default<T: FromJson + Default>(&self, key: &'static str) -> Result<T, Error> {
+            match self.0.get(key) {
+                Some(_) => self.get(key),
+                None => Ok(T::default()),
+            }
+        }
+
+        /// `#[serde(deny_unknown_fields)]`: no field but `known`.
+        pub fn only(&self, known: &[&str]) -> Result<(), Error> {
+            match self.0.keys().all(|k| known.contains(&k.as_str())) {
+                true => Ok(()),
+                false => Err(Error),
+            }
+        }
+    }
+
+    impl FromJson for Value {
+        fn from_json(v: &Value) -> Result<Value, Error> {
+            Ok(v.clone())
+        }
+    }
+
+    impl FromJson for String {
+        fn from_json(v: &Value) -> Result<String, Error> {
+            v.as_str().map(str::to_string).ok_or(Error)
+        }
+    }
+
+    impl FromJson for bool {
+        fn from_json(v: &Value) -> Result<bool, Error> {
+            v.as_bool().ok_or(Error)
+        }
+    }
+
+    impl FromJson for i64 {
+        fn from_json(v: &Value) -> Result<i64, Error> {
+            v.as_i64().ok_or(Error)
+        }
+    }
+
+    /// Unsigned integers: whole, not negative, and within the type.
+    macro_rules! unsigned {
+        ($($ty:ty)*) => {$(
+            impl FromJson for $ty {
+                fn from_json(v: &Value) -> Result<$ty, Error> {
+                    v.as_u64().and_then(|n| <$ty>::try_from(n).ok()).ok_or(Error)
+                }
+            }
+        )*};
+    }
+
+    unsigned!(u16 u32 u64 usize);
+
+    impl<T: FromJson> FromJson for Option<T> {
+        fn from_json(v: &Value) -> Result<Option<T>, Error> {
+            match v {
+                Value::Null => Ok(None),
+                v => T::from_json(v).map(Some),
+            }
+        }
+
+        fn absent() -> Result<Option<T>, Error> {
+            Ok(None)
+        }
+    }
+
+    impl<T: FromJson> FromJson for Box<T> {
+        fn from_json(v: &Value) -> Result<Box<T>, Error> {
+            T::from_json(v).map(Box::new)
+        }
+    }
+
+    impl<T: FromJson> FromJson for Vec<T> {
+        fn from_json(v: &Value) -> Result<Vec<T>, Error> {
+            let items = v.as_array().ok_or(Error)?;
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                out.push(T::from_json(item)?);
+            }
+            Ok(out)
+        }
+    }
+
+    /// A pair is an array of exactly two.
+    impl<A: FromJson, B: FromJson> FromJson for (A, B) {
+        fn from_json(v: &Value) -> Result<(A, B), Error> {
+            match v.as_array().map(Vec::as_slice) {
+                Some([a, b]) => Ok((A::from_json(a)?, B::from_json(b)?)),
+                _ => Err(Error),
+            }
+        }
+    }
+
+    /// Times as `crate::wire_time` reads them: RFC 3339 text.
+    impl FromJson for DateTime<Utc> {
+        fn from_json(v: &Value) -> Result<DateTime<Utc>, Error> {
+            let text = v.as_str().ok_or(Error)?;
+            DateTime::parse_from_rfc3339(text)
+                .map(|t| t.to_utc())
+                .map_err(|_| Error)
+        }
+    }
+
+    /// A name read by its `FromStr` (the wire enums).
+    pub fn by_name<T: std::str::FromStr>(v: &Value) -> Result<T, Error> {
+        v.as_str().and_then(|s| s.parse().ok()).ok_or(Error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::from_str;
@@ -310,5 +537,295 @@ mod tests {
         assert!(err.starts_with("invalid type: sequence"), "{err}");
         assert!(from_str::<Inner>(r#"{"n": 1} x"#).is_err());
         assert!(from_str::<Inner>(r#"{"n": "1"}"#).is_err());
+    }
+}
+
+/// The browser's readers against serde's (the host's [`from_str`]): the
+/// same JSON, the same answer — a value equal field for field, or an error
+/// from both.
+#[cfg(test)]
+mod agree {
+    use super::{from_str, read, FromJson, ReadError};
+    use crate::api::{ApiError, Viewer};
+    use crate::circuit::CircuitList;
+    use crate::components::route_list::RouteFilter;
+    use crate::components::route_panel::RoutePageData;
+    use crate::policy::ClassPolicy;
+    use crate::profile::Profile;
+    use crate::route::{Attempt, RouteEvent, RouteSnapshot};
+    use serde::de::DeserializeOwned;
+    use serde_json::{json, Value};
+    use std::fmt::Debug;
+
+    /// What a field is replaced with: every JSON type, integers at the
+    /// edges of the wire's integer types, names, times, pairs.
+    fn replacements() -> Vec<Value> {
+        vec![
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(7),
+            json!(-7),
+            json!(1.5),
+            json!(2.0),
+            json!(65_535),
+            json!(65_536),
+            json!(4_294_967_295u64),
+            json!(4_294_967_296u64),
+            json!(i64::MAX),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(""),
+            json!("x"),
+            json!("retry_wait"),
+            json!("hard"),
+            json!("stop"),
+            json!("stopped_by_policy"),
+            json!("action_required: something_new"),
+            json!("2026-11-30T12:00:00Z"),
+            json!("2026-11-30T13:00:00.5+01:00"),
+            json!("30 Nov 2026"),
+            json!([]),
+            json!(["a", "b"]),
+            json!(["a", "b", "c"]),
+            json!({}),
+            json!({"enabled": true, "max_wait_seconds": 60}),
+        ]
+    }
+
+    /// Every document one change away from `v`: each field (at any depth)
+    /// removed or replaced, an unknown field added to each object, each
+    /// array element replaced, and `v` itself replaced.
+    fn neighbours(v: &Value) -> Vec<Value> {
+        let mut out: Vec<Value> = replacements();
+        match v {
+            Value::Object(map) => {
+                let mut extra = map.clone();
+                extra.insert("zz_unknown".into(), json!(1));
+                out.push(Value::Object(extra));
+                for (key, field) in map {
+                    let mut without = map.clone();
+                    without.remove(key);
+                    out.push(Value::Object(without));
+                    for changed in neighbours(field) {
+                        let mut next = map.clone();
+                        next.insert(key.clone(), changed);
+                        out.push(Value::Object(next));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    for changed in neighbours(item) {
+                        let mut next = items.clone();
+                        next[i] = changed;
+                        out.push(Value::Array(next));
+                    }
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// `sample` and all its neighbours read alike by both readers.
+    fn agree<T>(sample: Value)
+    where
+        T: DeserializeOwned + FromJson + PartialEq + Debug,
+    {
+        let text = sample.to_string();
+        let theirs = from_str::<T>(&text).expect("the sample reads with serde");
+        assert_eq!(read::<T>(&text).ok(), Some(theirs), "{text}");
+        let mut accepted = 0;
+        for doc in neighbours(&sample) {
+            let text = doc.to_string();
+            let theirs = from_str::<T>(&text).ok();
+            accepted += usize::from(theirs.is_some());
+            assert_eq!(read::<T>(&text).ok(), theirs, "{text}");
+        }
+        // The changes reach both verdicts (the test is not vacuous).
+        assert!(accepted > 0, "{text}");
+    }
+
+    fn class_policy() -> Value {
+        json!({
+            "retry": {"enabled": true, "max_retries": 3, "initial_interval_seconds": 5},
+            "wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+            "on_exhausted": "skip",
+        })
+    }
+
+    fn profile() -> Value {
+        json!({
+            "id": "p_1",
+            "name": "Main",
+            "revision": 4,
+            "candidates": [{
+                "id": "c_1",
+                "label": "Claude",
+                "agent": "claude-code",
+                "provider_id": "anthropic",
+                "model_id": "claude-sonnet-4-5",
+                "profile_ref": "",
+                "account_ref": "team-a",
+                "policy": {"version": 1, "transient": class_policy(), "hard": class_policy()},
+            }],
+            "configuration_error": {
+                "message": "legacy",
+                "errors": [{"field": "candidates[0].policy", "code": "legacy_unmappable",
+                            "message": "no", "min": 1, "max": 10}],
+            },
+            "created_at": "2026-11-30T12:00:00Z",
+            "updated_at": "2026-11-30T12:00:05.250Z",
+        })
+    }
+
+    fn snapshot() -> Value {
+        json!({
+            "id": "r_1",
+            "profile_id": "p_1",
+            "caller": {"kind": "kanban", "ref": "task-1"},
+            "state": "retry_wait",
+            "generation": 3,
+            "cycle": 1,
+            "candidate": {"index": 0, "id": "c_1", "label": "Claude"},
+            "invocation_id": "inv",
+            "prompt_generation": 2,
+            "pending": {
+                "kind": "retry",
+                "deadline": "2026-11-30T12:00:05Z",
+                "retry_ordinal": 1,
+                "max_retries": 3,
+                "outcome_after": "skip",
+                "code": "provider_overloaded",
+                "class": "transient",
+                "circuit": {"scope": "account", "resource": "anthropic/team-a",
+                            "until": "2026-11-30T12:01:00Z", "awaiting_probe": false},
+            },
+            "last_failure": {"code": "provider_overloaded", "class": "transient",
+                             "safe_cause": "Provider overloaded", "http_status": 529},
+            "reason": "stopped_by_policy",
+            "excluded": ["c_2"],
+            "updated_at": "2026-11-30T12:00:00Z",
+            "server_time": "2026-11-30T12:00:01Z",
+        })
+    }
+
+    fn attempt() -> Value {
+        json!({
+            "seq": 1,
+            "generation": 2,
+            "cycle": 1,
+            "candidate": {"index": 0, "id": "c_1", "label": "Claude"},
+            "invocation_id": "inv",
+            "code": "provider_overloaded",
+            "class": "transient",
+            "catalogue_version": "1.2.0",
+            "classifier_rule": "anthropic.overloaded",
+            "safe_excerpt": "HTTP 529",
+            "http_status": 529,
+            "policy": class_policy(),
+            "decision": "retry",
+            "retry_ordinal": 1,
+            "deadline": "2026-11-30T12:00:05Z",
+            "outcome": "retry_wait until 2026-11-30T12:00:05.250+00:00",
+            "created_at": "2026-11-30T12:00:00Z",
+            "classification": {"confidence": "high", "retry_after_seconds": 12.5},
+        })
+    }
+
+    fn circuits() -> Value {
+        json!({
+            "circuits": [{
+                "scope": "provider",
+                "resource": "anthropic",
+                "label": "Anthropic",
+                "state": "probing",
+                "until": "2026-11-30T12:01:00Z",
+                "probe_holder": "r_1",
+                "probe_until": "2026-11-30T12:02:00Z",
+                "routes_waiting": 2,
+                "code": "quota_limited",
+                "openings": 1,
+                "changed_at": "2026-11-30T12:00:00Z",
+            }],
+            "server_time": "2026-11-30T12:00:01Z",
+        })
+    }
+
+    #[test]
+    fn policies() {
+        agree::<ClassPolicy>(class_policy());
+    }
+
+    #[test]
+    fn profiles() {
+        agree::<Profile>(profile());
+        agree::<Option<Profile>>(json!(null));
+    }
+
+    #[test]
+    fn routes_and_events() {
+        agree::<RouteSnapshot>(snapshot());
+        agree::<Vec<RouteSnapshot>>(json!([snapshot()]));
+        agree::<RouteEvent>(json!({"id": 9, "kind": "route.failure", "route": snapshot()}));
+    }
+
+    #[test]
+    fn attempts() {
+        agree::<Vec<Attempt>>(json!([attempt()]));
+        let mut bare = attempt();
+        for key in ["deadline", "classification", "http_status"] {
+            bare.as_object_mut().unwrap().remove(key);
+        }
+        agree::<Attempt>(bare);
+    }
+
+    #[test]
+    fn circuit_lists() {
+        agree::<CircuitList>(circuits());
+    }
+
+    #[test]
+    fn errors_and_viewers() {
+        agree::<ApiError>(json!({
+            "error": "stale_generation",
+            "message": "moved on",
+            "errors": [{"field": "name", "code": "required", "message": "needed"}],
+            "profile": profile(),
+            "route": snapshot(),
+        }));
+        agree::<ApiError>(json!({"error": "something_new", "message": "?"}));
+        agree::<Viewer>(json!({"name": "ann", "permissions": ["admin"], "session": true}));
+        agree::<Value>(json!({"any": [1, "thing"]}));
+    }
+
+    #[test]
+    fn island_props() {
+        agree::<RouteFilter>(json!({"profile_id": "p_1", "active_only": true}));
+        agree::<Vec<(String, String)>>(json!([["p_1", "Main"], ["p_2", "Other"]]));
+        agree::<RoutePageData>(json!({
+            "route": snapshot(),
+            "attempts": [attempt()],
+            "profile": profile(),
+            "circuits": circuits()["circuits"].clone(),
+        }));
+    }
+
+    #[test]
+    fn errors_name_the_innermost_field() {
+        assert!(matches!(read::<Value>("{"), Err(ReadError::Syntax(_))));
+        assert!(matches!(read::<Value>("1 x"), Err(ReadError::Syntax(_))));
+        let mut route = snapshot();
+        route["pending"]["deadline"] = json!("soon");
+        let e = read::<RouteSnapshot>(&route.to_string()).unwrap_err();
+        assert_eq!(e.to_string(), "field `deadline` is missing or invalid");
+        // Each read starts without blame.
+        assert!(read::<RouteSnapshot>(&snapshot().to_string()).is_ok());
+        let e = read::<Viewer>(r#"{"name": "ann", "permissions": []}"#).unwrap_err();
+        assert_eq!(e.to_string(), "field `session` is missing or invalid");
+        let e = read::<Vec<String>>("[1]").unwrap_err();
+        assert_eq!(e.to_string(), "not the expected JSON");
     }
 }

@@ -1,8 +1,9 @@
 //! Times on the wire: RFC 3339 text, as chrono writes a `DateTime<Utc>`
 //! (`2026-11-30T12:00:05.250Z`). Read with chrono's RFC 3339 parser rather
 //! than its serde default, which goes through its general format parser
-//! (and RFC 2822's) and so carries both into the browser bundle. Every
-//! time field of a wire type the browser reads names these.
+//! (and RFC 2822's). Every time field of a wire type names these, so
+//! serde's readers accept what the browser's (`crate::wire_json`, the same
+//! chrono parser) accept.
 
 use chrono::{DateTime, Utc};
 use serde::de::{self, Deserializer, Visitor};

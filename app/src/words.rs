@@ -312,9 +312,13 @@ pub fn outcome_words(outcome: &RouteOutcome) -> String {
 /// The class policy recorded with an attempt (`null` for errors no policy
 /// governs).
 pub fn policy_of(a: &Attempt) -> Option<ClassPolicy> {
-    // Through its text, with the string deserializer every answer already
-    // uses: `from_value` would compile serde_json's whole `Value`
-    // deserializer into the browser bundle for this one read.
+    // In the browser, by the policy's own reader (`crate::wire_json`).
+    #[cfg(feature = "hydrate")]
+    return crate::wire_json::FromJson::from_json(&a.policy).ok();
+    // Through its text, with the string deserializer every answer
+    // already uses: `from_value` would compile serde_json's whole
+    // `Value` deserializer in for this one read.
+    #[cfg(not(feature = "hydrate"))]
     crate::wire_json::from_str(&a.policy.to_string()).ok()
 }
 

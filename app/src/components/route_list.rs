@@ -21,6 +21,18 @@ pub struct RouteFilter {
     pub active_only: bool,
 }
 
+/// The browser's reader (`crate::wire_json`), field for field as serde's.
+#[cfg(any(test, feature = "hydrate"))]
+impl crate::wire_json::FromJson for RouteFilter {
+    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
+        let o = crate::wire_json::Fields::of(v)?;
+        Ok(RouteFilter {
+            profile_id: o.get("profile_id")?,
+            active_only: o.get("active_only")?,
+        })
+    }
+}
+
 impl RouteFilter {
     fn admits(&self, r: &RouteSnapshot) -> bool {
         self.profile_id

@@ -35,6 +35,20 @@ pub struct RoutePageData {
     pub circuits: Vec<CircuitView>,
 }
 
+/// The browser's reader (`crate::wire_json`), field for field as serde's.
+#[cfg(any(test, feature = "hydrate"))]
+impl crate::wire_json::FromJson for RoutePageData {
+    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
+        let o = crate::wire_json::Fields::of(v)?;
+        Ok(RoutePageData {
+            route: o.get("route")?,
+            attempts: o.get("attempts")?,
+            profile: o.get("profile")?,
+            circuits: o.get("circuits")?,
+        })
+    }
+}
+
 impl RoutePageData {
     pub async fn load(id: String) -> Result<RoutePageData, ApiError> {
         let route = api::get_route(id.clone()).await?;

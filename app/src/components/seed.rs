@@ -5,7 +5,6 @@
 //! so serialisers of the wire types it carries (and chrono's formatting
 //! behind them) stay out of the WASM bundle.
 
-use crate::wire_json::StructsAsMaps;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Props the server sends an island: serialised as `T` on the server,
@@ -25,10 +24,24 @@ impl<T> From<T> for Seed<T> {
     }
 }
 
-/// Read with [`StructsAsMaps`], like every other JSON the browser reads.
+/// Read with [`crate::wire_json::StructsAsMaps`], like every other JSON
+/// host builds read.
+#[cfg(not(feature = "hydrate"))]
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Seed<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::deserialize(StructsAsMaps(deserializer)).map(Seed)
+        T::deserialize(crate::wire_json::StructsAsMaps(deserializer)).map(Seed)
+    }
+}
+
+/// In the browser, read like every other JSON there: as a `Value`, then
+/// by `T`'s [`crate::wire_json::FromJson`] reader.
+#[cfg(feature = "hydrate")]
+impl<'de, T: crate::wire_json::FromJson> Deserialize<'de> for Seed<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        T::from_json(&value)
+            .map(Seed)
+            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -74,6 +74,62 @@ impl Default for CandidatePolicy {
     }
 }
 
+/// The browser's readers (`crate::wire_json`): every field required, no
+/// others, as `deny_unknown_fields` says.
+#[cfg(any(test, feature = "hydrate"))]
+mod read {
+    use super::*;
+    use crate::wire_json::{Error, Fields, FromJson};
+    use serde_json::Value;
+
+    impl FromJson for RetryPolicy {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            o.only(&["enabled", "max_retries", "initial_interval_seconds"])?;
+            Ok(RetryPolicy {
+                enabled: o.get("enabled")?,
+                max_retries: o.get("max_retries")?,
+                initial_interval_seconds: o.get("initial_interval_seconds")?,
+            })
+        }
+    }
+
+    impl FromJson for WaitForReset {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            o.only(&["enabled", "max_wait_seconds"])?;
+            Ok(WaitForReset {
+                enabled: o.get("enabled")?,
+                max_wait_seconds: o.get("max_wait_seconds")?,
+            })
+        }
+    }
+
+    impl FromJson for ClassPolicy {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            o.only(&["retry", "wait_for_reset", "on_exhausted"])?;
+            Ok(ClassPolicy {
+                retry: o.get("retry")?,
+                wait_for_reset: o.get("wait_for_reset")?,
+                on_exhausted: o.get("on_exhausted")?,
+            })
+        }
+    }
+
+    impl FromJson for CandidatePolicy {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            o.only(&["version", "transient", "hard"])?;
+            Ok(CandidatePolicy {
+                version: o.get("version")?,
+                transient: o.get("transient")?,
+                hard: o.get("hard")?,
+            })
+        }
+    }
+}
+
 impl CandidatePolicy {
     pub fn class(&self, class: PolicyClass) -> &ClassPolicy {
         match class {

@@ -70,6 +70,20 @@ impl FieldError {
     }
 }
 
+#[cfg(any(test, feature = "hydrate"))]
+impl crate::wire_json::FromJson for FieldError {
+    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
+        let o = crate::wire_json::Fields::of(v)?;
+        Ok(FieldError {
+            field: o.get("field")?,
+            code: o.get("code")?,
+            message: o.get("message")?,
+            min: o.get("min")?,
+            max: o.get("max")?,
+        })
+    }
+}
+
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.field, self.message)

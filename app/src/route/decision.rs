@@ -197,6 +197,14 @@ impl<'de> Deserialize<'de> for RouteOutcome {
     }
 }
 
+/// In the browser: the label's text, read back by [`FromStr`].
+#[cfg(any(test, feature = "hydrate"))]
+impl crate::wire_json::FromJson for RouteOutcome {
+    fn from_json(v: &serde_json::Value) -> Result<RouteOutcome, crate::wire_json::Error> {
+        crate::wire_json::by_name(v)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

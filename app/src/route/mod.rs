@@ -248,6 +248,123 @@ pub struct Dispatch {
     pub lease_until: Option<DateTime<Utc>>,
 }
 
+/// The browser's readers (`crate::wire_json`), field for field as serde's.
+#[cfg(any(test, feature = "hydrate"))]
+mod read {
+    use super::*;
+    use crate::wire_json::{Error, Fields, FromJson};
+    use serde_json::Value;
+
+    impl FromJson for Caller {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Caller {
+                kind: o.get("kind")?,
+                reference: o.get("ref")?,
+            })
+        }
+    }
+
+    impl FromJson for CandidateRef {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(CandidateRef {
+                index: o.get("index")?,
+                id: o.get("id")?,
+                label: o.get("label")?,
+            })
+        }
+    }
+
+    impl FromJson for Pending {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Pending {
+                kind: o.get("kind")?,
+                deadline: o.get("deadline")?,
+                retry_ordinal: o.get("retry_ordinal")?,
+                max_retries: o.get("max_retries")?,
+                outcome_after: o.get("outcome_after")?,
+                code: o.get("code")?,
+                class: o.get("class")?,
+                circuit: o.get("circuit")?,
+            })
+        }
+    }
+
+    impl FromJson for LastFailure {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(LastFailure {
+                code: o.get("code")?,
+                class: o.get("class")?,
+                safe_cause: o.get("safe_cause")?,
+                http_status: o.get("http_status")?,
+            })
+        }
+    }
+
+    impl FromJson for RouteSnapshot {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(RouteSnapshot {
+                id: o.get("id")?,
+                profile_id: o.get("profile_id")?,
+                caller: o.get("caller")?,
+                state: o.get("state")?,
+                generation: o.get("generation")?,
+                cycle: o.get("cycle")?,
+                candidate: o.get("candidate")?,
+                invocation_id: o.get("invocation_id")?,
+                prompt_generation: o.get("prompt_generation")?,
+                pending: o.get("pending")?,
+                last_failure: o.get("last_failure")?,
+                reason: o.get("reason")?,
+                excluded: o.get("excluded")?,
+                updated_at: o.get("updated_at")?,
+                server_time: o.get("server_time")?,
+            })
+        }
+    }
+
+    impl FromJson for Attempt {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Attempt {
+                seq: o.get("seq")?,
+                generation: o.get("generation")?,
+                cycle: o.get("cycle")?,
+                candidate: o.get("candidate")?,
+                invocation_id: o.get("invocation_id")?,
+                code: o.get("code")?,
+                class: o.get("class")?,
+                catalogue_version: o.get("catalogue_version")?,
+                classifier_rule: o.get("classifier_rule")?,
+                safe_excerpt: o.get("safe_excerpt")?,
+                http_status: o.get("http_status")?,
+                policy: o.get("policy")?,
+                decision: o.get("decision")?,
+                retry_ordinal: o.get("retry_ordinal")?,
+                deadline: o.get("deadline")?,
+                outcome: o.get("outcome")?,
+                created_at: o.get("created_at")?,
+                classification: o.get("classification")?,
+            })
+        }
+    }
+
+    impl FromJson for RouteEvent {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(RouteEvent {
+                id: o.get("id")?,
+                kind: o.get("kind")?,
+                route: o.get("route")?,
+            })
+        }
+    }
+}
+
 /// Event kinds (the SSE `event:` field). Browsers only receive named events
 /// they listen for, so this list is the one both sides use.
 pub mod event_kind {
