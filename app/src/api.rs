@@ -283,7 +283,17 @@ pub async fn act_on_route(
     browser::send(
         "POST",
         &format!("/api/v1/routes/{}/actions", browser::encode(id)),
-        &serde_json::json!({"action": action, "expected_generation": expected_generation}),
+        // By hand, not `json!`, which serialises each value into a `Value`
+        // (serde's serializer in the browser bundle for two fields).
+        &{
+            let mut body = serde_json::Map::new();
+            body.insert("action".to_string(), action.as_str().into());
+            body.insert(
+                "expected_generation".to_string(),
+                expected_generation.get().into(),
+            );
+            serde_json::Value::Object(body)
+        },
     )
     .await
 }

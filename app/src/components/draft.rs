@@ -6,7 +6,7 @@
 use crate::policy::{ClassPolicy, OnExhausted, PolicyClass};
 use crate::profile::{Candidate, Profile};
 use leptos::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// A unit a duration input can be expressed in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,12 +93,26 @@ impl DurationDraft {
 
 fn json_number(f: f64) -> Value {
     if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 {
-        json!(f as i64)
+        Value::from(f as i64)
     } else {
         serde_json::Number::from_f64(f)
             .map(Value::Number)
             .unwrap_or(Value::String(f.to_string()))
     }
+}
+
+/// A JSON object of `fields`. Built by hand rather than with `json!`,
+/// which turns every value it is given into a `Value` through serde's
+/// serializer (a copy of each nested `Value`, and the serializer compiled
+/// into the browser bundle).
+/// Inserted one by one: collecting would sort them first (a stable sort
+/// the bundle has no other use for).
+fn object(fields: Vec<(&'static str, Value)>) -> Value {
+    let mut map = serde_json::Map::new();
+    for (key, value) in fields {
+        map.insert(key.to_string(), value);
+    }
+    Value::Object(map)
 }
 
 /// Text → JSON number; empty → null (required); anything else → the text.
@@ -205,18 +219,49 @@ impl ClassDraft {
     pub fn to_json(&self) -> Value {
         let retry = self.retry_enabled.get();
         let wait = self.wait_enabled.get();
-        json!({
-            "retry": {
-                "enabled": retry,
-                "max_retries": if retry { number(&self.max_retries.get()) } else { json!(0) },
-                "initial_interval_seconds": if retry { self.initial.to_json() } else { json!(0) },
-            },
-            "wait_for_reset": {
-                "enabled": wait,
-                "max_wait_seconds": if wait { self.max_wait.to_json() } else { json!(0) },
-            },
-            "on_exhausted": self.on_exhausted.get().as_str(),
-        })
+        let zero = || Value::from(0);
+        object(vec![
+            (
+                "retry",
+                object(vec![
+                    ("enabled", Value::Bool(retry)),
+                    (
+                        "max_retries",
+                        if retry {
+                            number(&self.max_retries.get())
+                        } else {
+                            zero()
+                        },
+                    ),
+                    (
+                        "initial_interval_seconds",
+                        if retry {
+                            self.initial.to_json()
+                        } else {
+                            zero()
+                        },
+                    ),
+                ]),
+            ),
+            (
+                "wait_for_reset",
+                object(vec![
+                    ("enabled", Value::Bool(wait)),
+                    (
+                        "max_wait_seconds",
+                        if wait {
+                            self.max_wait.to_json()
+                        } else {
+                            zero()
+                        },
+                    ),
+                ]),
+            ),
+            (
+                "on_exhausted",
+                Value::from(self.on_exhausted.get().as_str()),
+            ),
+        ])
     }
 }
 
@@ -295,26 +340,32 @@ impl CandidateDraft {
     }
 
     pub fn to_json(&self) -> Value {
-        let mut v = json!({
-            "label": self.label.get(),
-            "agent": self.agent.get(),
-            "provider_id": self.provider_id.get(),
-            "model_id": self.model_id.get(),
-            "profile_ref": self.profile_ref.get(),
-            "policy": {
-                "version": crate::policy::limits::POLICY_VERSION,
-                "transient": self.transient.to_json(),
-                "hard": self.hard.to_json(),
-            },
-        });
+        let mut fields = vec![
+            ("label", Value::String(self.label.get())),
+            ("agent", Value::String(self.agent.get())),
+            ("provider_id", Value::String(self.provider_id.get())),
+            ("model_id", Value::String(self.model_id.get())),
+            ("profile_ref", Value::String(self.profile_ref.get())),
+            (
+                "policy",
+                object(vec![
+                    (
+                        "version",
+                        Value::from(crate::policy::limits::POLICY_VERSION),
+                    ),
+                    ("transient", self.transient.to_json()),
+                    ("hard", self.hard.to_json()),
+                ]),
+            ),
+        ];
         if let Some(id) = &self.id {
-            v["id"] = json!(id);
+            fields.push(("id", Value::String(id.clone())));
         }
         let account = self.account_ref.get();
         if !account.trim().is_empty() {
-            v["account_ref"] = json!(account);
+            fields.push(("account_ref", Value::String(account)));
         }
-        v
+        object(fields)
     }
 }
 
@@ -366,14 +417,23 @@ impl ProfileDraft {
     }
 
     pub fn to_json(&self) -> Value {
-        let mut v = json!({
-            "name": self.name.get(),
-            "candidates": self.candidates.get().iter().map(CandidateDraft::to_json).collect::<Vec<_>>(),
-        });
+        let mut fields = vec![
+            ("name", Value::String(self.name.get())),
+            (
+                "candidates",
+                Value::Array(
+                    self.candidates
+                        .get()
+                        .iter()
+                        .map(CandidateDraft::to_json)
+                        .collect(),
+                ),
+            ),
+        ];
         if let Some(r) = self.revision.get() {
-            v["revision"] = json!(r);
+            fields.push(("revision", Value::from(r)));
         }
-        v
+        object(fields)
     }
 
     /// Moves the candidate with `key` by `delta` places, if it can move.
@@ -396,6 +456,73 @@ impl ProfileDraft {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// The form's body, as `json!` would have written it.
+    #[test]
+    fn bodies_are_what_the_api_takes() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let on = |retries: u32| {
+                json!({
+                    "retry": {"enabled": true, "max_retries": retries, "initial_interval_seconds": 90},
+                    "wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+                    "on_exhausted": "stop",
+                })
+            };
+            let profile: Profile = serde_json::from_value(json!({
+                "id": "p_1",
+                "name": "Main",
+                "revision": 4,
+                "candidates": [{
+                    "id": "c_1", "label": "Claude", "agent": "claude-code",
+                    "provider_id": "anthropic", "model_id": "sonnet", "profile_ref": "r",
+                    "account_ref": "team-a",
+                    "policy": {"version": 1, "transient": on(3), "hard": on(2)},
+                }],
+                "created_at": "2026-11-30T12:00:00Z",
+                "updated_at": "2026-11-30T12:00:00Z",
+            }))
+            .unwrap();
+            let draft = ProfileDraft::from_profile(&profile);
+            draft.candidates.with_untracked(|c| {
+                c[0].hard.wait_enabled.set(true);
+                c[0].hard.max_wait.amount.set("x".into());
+            });
+            let mut hard = on(2);
+            hard["wait_for_reset"] = json!({"enabled": true, "max_wait_seconds": "x"});
+            assert_eq!(
+                draft.to_json(),
+                json!({
+                    "name": "Main",
+                    "revision": 4,
+                    "candidates": [{
+                        "id": "c_1", "label": "Claude", "agent": "claude-code",
+                        "provider_id": "anthropic", "model_id": "sonnet", "profile_ref": "r",
+                        "account_ref": "team-a",
+                        "policy": {"version": 1, "transient": on(3), "hard": hard},
+                    }],
+                })
+            );
+            let blank = ProfileDraft::blank();
+            let off = json!({
+                "retry": {"enabled": false, "max_retries": 0, "initial_interval_seconds": 0},
+                "wait_for_reset": {"enabled": false, "max_wait_seconds": 0},
+                "on_exhausted": "skip",
+            });
+            assert_eq!(
+                blank.to_json(),
+                json!({
+                    "name": "",
+                    "candidates": [{
+                        "label": "", "agent": "", "provider_id": "", "model_id": "",
+                        "profile_ref": "",
+                        "policy": {"version": 1, "transient": off, "hard": off},
+                    }],
+                })
+            );
+        });
+    }
 
     #[test]
     fn numbers_keep_bad_text_for_the_validator() {
