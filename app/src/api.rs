@@ -424,9 +424,8 @@ mod browser {
         ApiError::new(ErrorCode::Internal, js_message(&e))
     }
 
-    /// Reads a successful answer as `T`; a 204 is read as the text `null`
-    /// with the same deserializer (`from_value` would compile a second
-    /// deserializer of every answer type into the bundle).
+    /// Reads a successful answer as `T` by its [`FromJson`] reader; a 204
+    /// is read as the text `null`.
     fn parse<T: FromJson>((status, text): (u16, String)) -> Result<T, ApiError> {
         let text = if status == 204 { "null" } else { text.as_str() };
         crate::wire_json::from_str(text).map_err(|e| {
