@@ -134,12 +134,15 @@ impl PgStore {
             let mut conn = match slot.take() {
                 Some(c) => c,
                 None => {
-                    // As long as the pool waits for a connection.
-                    let opened = tokio::time::timeout(
-                        Duration::from_secs(10),
-                        pool.connect_options().connect(),
-                    )
-                    .await;
+                    // As long as the pool waits for a connection. The
+                    // server gives a statement up before the writer gives
+                    // the batch up (`BATCH_TIMEOUT`), so a batch stuck on
+                    // a lock does not keep its locks once abandoned.
+                    let options = (*pool.connect_options())
+                        .clone()
+                        .options([("statement_timeout", STATEMENT_TIMEOUT_MS)]);
+                    let opened =
+                        tokio::time::timeout(Duration::from_secs(10), options.connect()).await;
                     match opened {
                         Ok(Ok(c)) => c,
                         Ok(Err(e)) => return SetBased::Unreachable(e.into()),
@@ -259,6 +262,11 @@ static ROUTE_FOR_DECISION: std::sync::LazyLock<String> = std::sync::LazyLock::ne
 /// The longest the writer task waits for one set-based batch on its own
 /// connection (a batch takes milliseconds; a slow database, seconds).
 const BATCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `statement_timeout` on the writer's own connection, in ms: shorter
+/// than [`BATCH_TIMEOUT`], so PostgreSQL cancels a statement the writer
+/// is about to abandon.
+const STATEMENT_TIMEOUT_MS: &str = "25000";
 
 /// The writer task's connection for set-based batches, between batches.
 type OwnConnection = tokio::sync::Mutex<Option<PgConnection>>;

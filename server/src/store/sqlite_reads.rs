@@ -49,7 +49,9 @@ impl Readers {
         };
         let answer = read(&conn).map_err(unavailable)?;
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        if idle.len() < IDLE {
+        // One left inside a transaction would keep an old snapshot (and
+        // keep the log from being reset): not kept.
+        if idle.len() < IDLE && conn.is_autocommit() {
             idle.push(conn);
         }
         Ok(answer)
