@@ -8,15 +8,16 @@
 //! each member moves a different route on, and none consumes a schedule
 //! or a dispatch or changes a circuit — and such a batch can be written a
 //! table at a time: every route fenced on its generation in one `UPDATE …
-//! FROM UNNEST(…)`, then the sweeps, the new rows and the events.
+//! FROM UNNEST(…)`, then the sweeps, the new rows and the events — all
+//! one statement, committed on its own: one round trip a batch.
 //!
-//! If any route's fence does not hold, or any statement fails, the
-//! transaction is rolled back whole — nothing of it was visible — and the
-//! batch is committed again member by member, where each member fails or
-//! commits alone, exactly as before. So this path never answers a stale or
-//! failed member itself: it either commits every member or none.
+//! If any route's fence does not hold, or the statement fails, nothing of
+//! it commits — nothing of it was visible — and the batch is committed
+//! again member by member, where each member fails or commits alone,
+//! exactly as before. So this path never answers a stale or failed member
+//! itself: it either commits every member or none.
 
-use super::{Announcement, Commit, Result};
+use super::{Announcement, Commit};
 use sqlx::PgConnection;
 use std::collections::HashSet;
 
@@ -36,23 +37,31 @@ pub(crate) fn plain(commits: &[Commit]) -> bool {
     })
 }
 
-/// Takes the event-order lock with the transaction (one round trip): the
-/// batch's event ids commit in order, as on the member-by-member path.
-/// Taken first, as every other writer takes it, so a batch never holds a
-/// route's row while it waits for the lock (no lock-order deadlock).
-pub(crate) const BEGIN: &str = "BEGIN; SELECT pg_advisory_xact_lock(7261001)";
+/// The SQLSTATE the batch raises when a route's fence did not hold
+/// (`kandev_recovery_fences_held`, migration `20261203000000_batch_fence`).
+pub(crate) const FENCE_MISSED: &str = "KR409";
 
-/// The whole batch in one statement, so the event-order lock is held for
-/// two round trips (this and the `COMMIT`) instead of one per table.
-/// `u` moves every route on, fenced on its generation; `held` says whether
-/// every fence held, and every other part writes only if so (all parts see
-/// one snapshot, and `held` reads `u`'s own answer, so it is known before
-/// anything is written). When a fence did not hold, nothing but `u`'s
-/// updates are written and the statement answers no rows: the caller
-/// rolls back. The events come back with their routes, in member order;
-/// `$71` is the announcement's tail (` <deadline|-> <d|->`, see
+/// The whole batch in one statement, committed on its own: PostgreSQL
+/// runs a statement sent outside `BEGIN` in a transaction of its own and
+/// commits it when the statement ends, so a batch is one round trip (with
+/// `BEGIN` and `COMMIT` it was three, and the event-order lock was held
+/// across all three).
+///
+/// `ordered` takes the event-order lock, as every writer does, before
+/// anything else: `u` reads it as a one-time filter (an uncorrelated
+/// subquery), so PostgreSQL evaluates it before `u` returns its first row
+/// and so before any route's row is locked (no lock-order deadlock), and
+/// `e` draws its event ids only after `u` (it reads `held`, which reads
+/// `u`), so the batch's ids commit in order. `u` moves every route on,
+/// fenced on its generation; `held` says whether every fence held and,
+/// when one did not, raises [`FENCE_MISSED`], which fails the statement:
+/// nothing of it commits, and the caller goes member by member. Every
+/// other part also writes only if `held` (all parts see one snapshot).
+/// The events come back with their routes, in member order; `$71` is the
+/// announcement's tail (` <deadline|-> <d|->`, see
 /// [`Announcement::payload`]), after the last event's id.
-const BATCH: &str = "WITH u AS (UPDATE routes AS r SET profile_id = v.profile_id, \
+const BATCH: &str = "WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock(7261001)), \
+     u AS (UPDATE routes AS r SET profile_id = v.profile_id, \
      caller_kind = v.caller_kind, caller_ref = v.caller_ref, state = v.state, \
      generation = v.generation, cycle = v.cycle, candidate_index = v.candidate_index, \
      candidate_id = v.candidate_id, candidate_label = v.candidate_label, \
@@ -68,8 +77,10 @@ const BATCH: &str = "WITH u AS (UPDATE routes AS r SET profile_id = v.profile_id
      candidate_id, candidate_label, invocation_id, prompt_generation, effects, \
      provider_session_id, memory, pending, last_failure, reason, created_at, updated_at, \
      expected) \
-     WHERE r.id = v.id AND r.generation = v.expected RETURNING r.id), \
-     held AS (SELECT COUNT(*) = CARDINALITY($1::text[]) AS ok FROM u), \
+     WHERE (SELECT TRUE FROM ordered) AND r.id = v.id AND r.generation = v.expected \
+     RETURNING r.id), \
+     held AS (SELECT kandev_recovery_fences_held(COUNT(*) = CARDINALITY($1::text[])) AS ok \
+     FROM u), \
      void_schedules AS (UPDATE schedules AS s SET state = 'void' \
      FROM UNNEST($22::text[], $23::bigint[]) AS v(route_id, generation) \
      WHERE (SELECT ok FROM held) AND s.route_id = v.route_id AND s.state = 'armed' \
@@ -115,11 +126,26 @@ const BATCH: &str = "WITH u AS (UPDATE routes AS r SET profile_id = v.profile_id
      (SELECT MAX(id) FROM e)::text || $71) WHERE (SELECT ok FROM held)) \
      SELECT e.id, e.route_id FROM e, announced";
 
-/// Commits a [`plain`] batch inside `conn`'s open transaction (begun with
-/// [`BEGIN`]), in one statement ([`BATCH`]): `Some(event ids)` in member
-/// order when every fence held, `None` when one did not (the caller rolls
-/// back and goes member by member).
-pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> Result<Option<Vec<i64>>> {
+/// What sending a [`plain`] batch came to.
+pub(crate) enum Written {
+    /// Committed: every member's event id, in member order.
+    Committed(Vec<i64>),
+    /// A route's fence did not hold ([`FENCE_MISSED`]): nothing committed.
+    FenceMissed,
+    /// PostgreSQL refused the statement or its commit: nothing committed.
+    Refused(sqlx::Error),
+    /// The connection was closed before the batch could reach the server
+    /// (writing to it failed, `EPIPE`): nothing committed, and a new
+    /// connection may succeed.
+    NotSent(sqlx::Error),
+    /// The answer never came (the connection broke while waiting): the
+    /// batch may or may not have committed.
+    Unknown(sqlx::Error),
+}
+
+/// Commits a [`plain`] batch in one statement ([`BATCH`]) on `conn`,
+/// which must not be inside a transaction: the statement is its own.
+pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> Written {
     let routes: Vec<_> = commits.iter().filter_map(|c| c.route.as_ref()).collect();
     let sweep: Vec<_> = routes
         .iter()
@@ -225,17 +251,38 @@ pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> Result
         .bind(column!(commits, |c| c.event_payload.as_str()))
         .bind(column!(routes, |r| r.updated_at))
         .bind(tail);
-    let events = q.fetch_all(&mut *conn).await?;
-    if events.len() != commits.len() {
-        // A fence did not hold: nothing but the route updates was written.
-        return Ok(None);
-    }
+    let events = match q.fetch_all(&mut *conn).await {
+        Ok(events) => events,
+        Err(e) => return written_after(e),
+    };
     // One event per route (each member's route is its own): answer by it.
+    // `held` makes every part write or the statement fail, so each route
+    // has its event; were one missing, the batch has still committed, and
+    // must not be committed again: its members are told nothing certain.
     let ids: Option<Vec<i64>> = routes
         .iter()
         .map(|r| events.iter().find(|(_, id)| *id == r.id).map(|(e, _)| *e))
         .collect();
-    Ok(ids)
+    match ids {
+        Some(ids) => Written::Committed(ids),
+        None => Written::Unknown(sqlx::Error::Protocol(
+            "a committed batch answered fewer events than it has members".into(),
+        )),
+    }
+}
+
+/// How a failed batch statement ended, from its error.
+fn written_after(e: sqlx::Error) -> Written {
+    match &e {
+        sqlx::Error::Database(d) if d.code().as_deref() == Some(FENCE_MISSED) => {
+            Written::FenceMissed
+        }
+        // PostgreSQL answered with an error: the statement's transaction
+        // was rolled back (a failed commit answers so too).
+        sqlx::Error::Database(_) => Written::Refused(e),
+        sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Written::NotSent(e),
+        _ => Written::Unknown(e),
+    }
 }
 
 #[cfg(test)]

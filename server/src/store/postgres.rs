@@ -5,9 +5,11 @@
 //! [`CHANNEL`] so every server's [`CommitListener`] hears it.
 
 use super::group::Member;
-use super::{group::GroupCommit, pg_batch, sql::impl_store, Announcement, Engine, Result};
+use super::{
+    group::GroupCommit, pg_batch, pg_batch::Written, sql::impl_store, Announcement, Engine, Result,
+};
 use sqlx::postgres::{PgListener, PgPoolOptions};
-use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
+use sqlx::{ConnectOptions, PgConnection, PgPool};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -78,8 +80,8 @@ impl PgStore {
     }
 
     /// One batch: set-based when it is plain ([`pg_batch`]), else (or when
-    /// a fence did not hold there, or a statement failed before the
-    /// `COMMIT`) member by member. `own` is the writer task's connection
+    /// a fence did not hold there, or PostgreSQL refused the batch)
+    /// member by member. `own` is the writer task's connection
     /// (`None`: one from the pool).
     async fn write_batch(
         pool: &PgPool,
@@ -104,8 +106,8 @@ impl PgStore {
                 SetBased::Failed(e) => {
                     tracing::debug!(error = %e, "a set-based batch failed; committing it member by member")
                 }
-                // The COMMIT was sent and its answer lost: the batch may
-                // have committed, so it must not run again (every member
+                // The batch was sent and its answer lost: it may have
+                // committed, so it must not run again (every member
                 // would then answer stale for what it did itself). Every
                 // member is unavailable, as a failed COMMIT always was.
                 SetBased::Unknown(e) | SetBased::Unreachable(e) => {
@@ -118,10 +120,10 @@ impl PgStore {
 
     /// [`Self::set_based`] on the writer task's own connection, opened
     /// when there is none. A connection kept from an earlier batch may have
-    /// gone stale meanwhile (the database restarted): if it cannot even
-    /// begin the transaction, nothing was written, so the batch is tried
-    /// once more on a new one. Only a connection whose batch ended cleanly
-    /// is kept.
+    /// been closed meanwhile (the database restarted): if the batch could
+    /// not even be sent on it, nothing was written, so it is tried once
+    /// more on a new one. Only a connection whose batch ended with an
+    /// answer from the server is kept.
     async fn set_based_on_own(
         pool: &PgPool,
         own: &OwnConnection,
@@ -164,7 +166,9 @@ impl PgStore {
                     )))
                 });
             match outcome {
-                SetBased::Committed(_) | SetBased::Missed => *slot = Some(conn),
+                SetBased::Committed(_) | SetBased::Missed | SetBased::Failed(_) => {
+                    *slot = Some(conn)
+                }
                 SetBased::Unreachable(_) if tries > 0 => continue,
                 _ => {}
             }
@@ -172,24 +176,15 @@ impl PgStore {
         }
     }
 
-    /// The set-based batch in a transaction of its own on `conn`:
-    /// committed whole, or rolled back whole.
+    /// The set-based batch, one statement committed on its own on `conn`
+    /// (outside any transaction): committed whole, or not at all.
     async fn set_based(conn: &mut PgConnection, commits: &[super::Commit]) -> SetBased {
-        let mut tx = match conn.begin_with(pg_batch::BEGIN).await {
-            Ok(tx) => tx,
-            // No transaction could be begun (the database is unreachable).
-            Err(e) => return SetBased::Unreachable(e.into()),
-        };
-        match pg_batch::write(&mut tx, commits).await {
-            Ok(Some(ids)) => match tx.commit().await {
-                Ok(()) => SetBased::Committed(ids),
-                Err(e) => SetBased::Unknown(e.into()),
-            },
-            Ok(None) => match tx.rollback().await {
-                Ok(()) => SetBased::Missed,
-                Err(e) => SetBased::Failed(e.into()),
-            },
-            Err(e) => SetBased::Failed(e),
+        match pg_batch::write(conn, commits).await {
+            Written::Committed(ids) => SetBased::Committed(ids),
+            Written::FenceMissed => SetBased::Missed,
+            Written::Refused(e) => SetBased::Failed(e.into()),
+            Written::NotSent(e) => SetBased::Unreachable(e.into()),
+            Written::Unknown(e) => SetBased::Unknown(e.into()),
         }
     }
 
@@ -277,11 +272,12 @@ enum SetBased {
     Committed(Vec<i64>),
     /// A fence did not hold: rolled back, nothing written.
     Missed,
-    /// A statement before the `COMMIT` failed: nothing written.
+    /// PostgreSQL refused the batch (or its commit): nothing written.
     Failed(super::StoreError),
-    /// The `COMMIT` itself failed: it may or may not have committed.
+    /// The answer was lost: it may or may not have committed.
     Unknown(super::StoreError),
-    /// The transaction could not be begun: nothing written.
+    /// The batch could not be sent (no connection, or a closed one):
+    /// nothing written.
     Unreachable(super::StoreError),
 }
 

@@ -358,6 +358,24 @@ async fn a_failed_commit_fails_every_member_and_writes_nothing(engine: Engine) {
         matches!(queued, Err(StoreError::Unavailable(_))),
         "{queued:?}"
     );
+    // A plain batch (PostgreSQL sends it as one statement committed on its
+    // own) whose commit fails: the same, every member unavailable, nothing
+    // of it written, and it is not committed again member by member.
+    s.commit(&open("c")).await.unwrap();
+    let plain = s
+        .commit_all(&[
+            advance("c", 1, "c-2"),
+            Commit {
+                event_kind: "doomed".into(),
+                ..advance("a", 1, "a-2")
+            },
+        ])
+        .await;
+    for a in &plain {
+        assert!(matches!(a, Err(StoreError::Unavailable(_))), "{a:?}");
+    }
+    assert_eq!(generation(s, "c").await, Some(1));
+    assert!(s.list_attempts("c").await.unwrap().is_empty());
     // Nothing is left half-open: the next batch commits.
     s.commit(&advance("a", 1, "a-2")).await.unwrap();
     assert_eq!(generation(s, "a").await, Some(2));
@@ -504,6 +522,69 @@ async fn a_batch_is_announced_once_with_what_its_members_did_on_postgres() {
             dispatch: false
         })
     );
+}
+
+/// A plain batch on PostgreSQL takes the event-order lock before it locks
+/// any route's row, as every writer does (else two writers could each
+/// wait for what the other holds): while another transaction holds that
+/// lock, the batch waits without holding its routes, and commits once the
+/// lock is let go.
+#[tokio::test]
+async fn a_plain_batch_takes_the_event_order_lock_before_its_routes_on_postgres() {
+    let db = TestDb::new(Engine::Postgres).await;
+    let s = db.store.clone();
+    for answer in s.commit_all(&[open("a"), open("b")]).await {
+        answer.unwrap();
+    }
+    let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+    sqlx::query("SELECT pg_advisory_xact_lock(7261001)")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let batch = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            s.commit_all(&[advance("a", 1, "a-2"), advance("b", 1, "b-2")])
+                .await
+        })
+    };
+    // Until the batch reaches the lock and waits there (it cannot finish).
+    let mut other = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let waiting = "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted \
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+    let since = std::time::Instant::now();
+    loop {
+        let n: i64 = sqlx::query_scalar(waiting)
+            .fetch_one(&mut other)
+            .await
+            .unwrap();
+        if n > 0 {
+            break;
+        }
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(60),
+            "the batch never waited for the lock"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!batch.is_finished());
+    // Waiting, it holds neither route.
+    sqlx::query("BEGIN").execute(&mut other).await.unwrap();
+    let locked: Vec<String> = sqlx::query_scalar(
+        "SELECT id FROM routes WHERE id IN ('a', 'b') ORDER BY id FOR UPDATE NOWAIT",
+    )
+    .fetch_all(&mut other)
+    .await
+    .expect("the waiting batch holds no route");
+    assert_eq!(locked, ["a", "b"]);
+    sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+    for answer in batch.await.unwrap() {
+        answer.unwrap();
+    }
+    assert_eq!(generation(&s, "a").await, Some(2));
+    assert_eq!(generation(&s, "b").await, Some(2));
 }
 
 on_both_engines!(
