@@ -277,12 +277,27 @@ fn written_after(e: sqlx::Error) -> Written {
         sqlx::Error::Database(d) if d.code().as_deref() == Some(FENCE_MISSED) => {
             Written::FenceMissed
         }
-        // PostgreSQL answered with an error: the statement's transaction
-        // was rolled back (a failed commit answers so too).
-        sqlx::Error::Database(_) => Written::Refused(e),
+        // PostgreSQL refused the statement or its commit (an `ERROR`: the
+        // statement's transaction was rolled back, and the connection
+        // goes on). Not so a `FATAL` (the connection is gone), nor what a
+        // pooler between us and PostgreSQL reports of its own — a lost
+        // server connection (class 08), an operator or timeout (57), an
+        // internal error (XX) — which can come after the server committed:
+        // whether it did is not known.
+        sqlx::Error::Database(d) if refused(d.as_ref()) => Written::Refused(e),
         sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Written::NotSent(e),
         _ => Written::Unknown(e),
     }
+}
+
+/// Whether a database error proves the batch did not commit.
+fn refused(d: &dyn sqlx::error::DatabaseError) -> bool {
+    use sqlx::postgres::{PgDatabaseError, PgSeverity};
+    let error = d
+        .try_downcast_ref::<PgDatabaseError>()
+        .is_some_and(|p| matches!(p.severity(), PgSeverity::Error));
+    let class = d.code().map(|c| c.chars().take(2).collect::<String>());
+    error && !matches!(class.as_deref(), Some("08" | "57" | "XX"))
 }
 
 #[cfg(test)]

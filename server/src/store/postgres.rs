@@ -9,7 +9,7 @@ use super::{
     group::GroupCommit, pg_batch, pg_batch::Written, sql::impl_store, Announcement, Engine, Result,
 };
 use sqlx::postgres::{PgListener, PgPoolOptions};
-use sqlx::{ConnectOptions, PgConnection, PgPool};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -120,21 +120,36 @@ impl PgStore {
 
     /// [`Self::set_based`] on the writer task's own connection, opened
     /// when there is none. A connection kept from an earlier batch may have
-    /// been closed meanwhile (the database restarted): if the batch could
-    /// not even be sent on it, nothing was written, so it is tried once
-    /// more on a new one. Only a connection whose batch ended with an
-    /// answer from the server is kept.
+    /// been closed meanwhile (the database restarted): one idle for more
+    /// than [`IDLE_BEFORE_PING`] is pinged first and replaced when it does
+    /// not answer, and if the batch could not even be sent on it, nothing
+    /// was written, so it is tried once more on a new one. Only a
+    /// connection whose batch ended with an answer from the server (not a
+    /// `FATAL`) is kept.
     async fn set_based_on_own(
         pool: &PgPool,
         own: &OwnConnection,
         commits: &[super::Commit],
     ) -> SetBased {
         let mut slot = own.lock().await;
+        // A batch sent on a connection the server has closed usually fails
+        // only when its answer is awaited, and then whether it committed
+        // is not known; so a connection idle for a while (long enough for
+        // a restart) is asked first, at one round trip, and replaced when
+        // it does not answer. Batches back to back skip the question.
+        if let Some((conn, last)) = slot.as_mut() {
+            if last.elapsed() > IDLE_BEFORE_PING {
+                let pinged = tokio::time::timeout(Duration::from_secs(10), conn.ping()).await;
+                if !matches!(pinged, Ok(Ok(()))) {
+                    *slot = None;
+                }
+            }
+        }
         let mut tries = if slot.is_some() { 2 } else { 1 };
         loop {
             tries -= 1;
             let mut conn = match slot.take() {
-                Some(c) => c,
+                Some((c, _)) => c,
                 None => {
                     // As long as the pool waits for a connection. The
                     // server gives a statement up before the writer gives
@@ -167,7 +182,7 @@ impl PgStore {
                 });
             match outcome {
                 SetBased::Committed(_) | SetBased::Missed | SetBased::Failed(_) => {
-                    *slot = Some(conn)
+                    *slot = Some((conn, std::time::Instant::now()))
                 }
                 SetBased::Unreachable(_) if tries > 0 => continue,
                 _ => {}
@@ -263,8 +278,13 @@ const BATCH_TIMEOUT: Duration = Duration::from_secs(30);
 /// is about to abandon.
 const STATEMENT_TIMEOUT_MS: &str = "25000";
 
-/// The writer task's connection for set-based batches, between batches.
-type OwnConnection = tokio::sync::Mutex<Option<PgConnection>>;
+/// The writer task's connection for set-based batches, between batches,
+/// with when its last batch ended.
+type OwnConnection = tokio::sync::Mutex<Option<(PgConnection, std::time::Instant)>>;
+
+/// How long the writer's connection may sit idle before a batch is sent
+/// on it unasked (see [`PgStore::set_based_on_own`]).
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
 
 /// How a set-based batch ended.
 enum SetBased {

@@ -359,8 +359,9 @@ async fn a_failed_commit_fails_every_member_and_writes_nothing(engine: Engine) {
         "{queued:?}"
     );
     // A plain batch (PostgreSQL sends it as one statement committed on its
-    // own) whose commit fails: the same, every member unavailable, nothing
-    // of it written, and it is not committed again member by member.
+    // own) whose commit fails: refused, so tried again member by member,
+    // where the commit fails again: every member unavailable, nothing of
+    // it written.
     s.commit(&open("c")).await.unwrap();
     let plain = s
         .commit_all(&[
