@@ -17,7 +17,7 @@
 //! exactly as before. So this path never answers a stale or failed member
 //! itself: it either commits every member or none.
 
-use super::{Announcement, Commit};
+use super::{Announcement, Commit, StoreError};
 use sqlx::PgConnection;
 use std::collections::HashSet;
 
@@ -126,26 +126,25 @@ const BATCH: &str = "WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock(
      (SELECT MAX(id) FROM e)::text || $71) WHERE (SELECT ok FROM held)) \
      SELECT e.id, e.route_id FROM e, announced";
 
-/// What sending a [`plain`] batch came to.
-pub(crate) enum Written {
-    /// Committed: every member's event id, in member order.
+/// How a set-based batch ended.
+pub(crate) enum SetBased {
+    /// Every member committed; their event ids, in member order.
     Committed(Vec<i64>),
-    /// A route's fence did not hold ([`FENCE_MISSED`]): nothing committed.
-    FenceMissed,
-    /// PostgreSQL refused the statement or its commit: nothing committed.
-    Refused(sqlx::Error),
-    /// The connection was closed before the batch could reach the server
-    /// (writing to it failed, `EPIPE`): nothing committed, and a new
+    /// A route's fence did not hold ([`FENCE_MISSED`]): nothing written.
+    Missed,
+    /// PostgreSQL refused the batch (or its commit): nothing written.
+    Failed(StoreError),
+    /// The answer was lost: it may or may not have committed.
+    Unknown(StoreError),
+    /// The batch could not be sent (no connection, or a closed one:
+    /// writing to it failed, `EPIPE`): nothing written, and a new
     /// connection may succeed.
-    NotSent(sqlx::Error),
-    /// The answer never came (the connection broke while waiting): the
-    /// batch may or may not have committed.
-    Unknown(sqlx::Error),
+    Unreachable(StoreError),
 }
 
 /// Commits a [`plain`] batch in one statement ([`BATCH`]) on `conn`,
 /// which must not be inside a transaction: the statement is its own.
-pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> Written {
+pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> SetBased {
     let routes: Vec<_> = commits.iter().filter_map(|c| c.route.as_ref()).collect();
     let sweep: Vec<_> = routes
         .iter()
@@ -264,19 +263,20 @@ pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> Writte
         .map(|r| events.iter().find(|(_, id)| *id == r.id).map(|(e, _)| *e))
         .collect();
     match ids {
-        Some(ids) => Written::Committed(ids),
-        None => Written::Unknown(sqlx::Error::Protocol(
-            "a committed batch answered fewer events than it has members".into(),
-        )),
+        Some(ids) => SetBased::Committed(ids),
+        None => SetBased::Unknown(
+            sqlx::Error::Protocol(
+                "a committed batch answered fewer events than it has members".into(),
+            )
+            .into(),
+        ),
     }
 }
 
 /// How a failed batch statement ended, from its error.
-fn written_after(e: sqlx::Error) -> Written {
+fn written_after(e: sqlx::Error) -> SetBased {
     match &e {
-        sqlx::Error::Database(d) if d.code().as_deref() == Some(FENCE_MISSED) => {
-            Written::FenceMissed
-        }
+        sqlx::Error::Database(d) if d.code().as_deref() == Some(FENCE_MISSED) => SetBased::Missed,
         // PostgreSQL refused the statement or its commit (an `ERROR`: the
         // statement's transaction was rolled back, and the connection
         // goes on). Not so a `FATAL` (the connection is gone), nor what a
@@ -284,9 +284,11 @@ fn written_after(e: sqlx::Error) -> Written {
         // server connection (class 08), an operator or timeout (57), an
         // internal error (XX) — which can come after the server committed:
         // whether it did is not known.
-        sqlx::Error::Database(d) if refused(d.as_ref()) => Written::Refused(e),
-        sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe => Written::NotSent(e),
-        _ => Written::Unknown(e),
+        sqlx::Error::Database(d) if refused(d.as_ref()) => SetBased::Failed(e.into()),
+        sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe => {
+            SetBased::Unreachable(e.into())
+        }
+        _ => SetBased::Unknown(e.into()),
     }
 }
 
@@ -296,8 +298,12 @@ fn refused(d: &dyn sqlx::error::DatabaseError) -> bool {
     let error = d
         .try_downcast_ref::<PgDatabaseError>()
         .is_some_and(|p| matches!(p.severity(), PgSeverity::Error));
-    let class = d.code().map(|c| c.chars().take(2).collect::<String>());
-    error && !matches!(class.as_deref(), Some("08" | "57" | "XX"))
+    let code = d.code();
+    error
+        && !matches!(
+            code.as_deref().and_then(|c| c.get(..2)),
+            Some("08" | "57" | "XX")
+        )
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use super::group::Member;
 use super::{
-    group::GroupCommit, pg_batch, pg_batch::Written, sql::impl_store, Announcement, Engine, Result,
+    group::GroupCommit, pg_batch, pg_batch::SetBased, sql::impl_store, Announcement, Engine, Result,
 };
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
@@ -92,7 +92,7 @@ impl PgStore {
             let outcome = match own {
                 Some(own) => Self::set_based_on_own(pool, own, commits).await,
                 None => match pool.acquire().await {
-                    Ok(mut conn) => Self::set_based(&mut conn, commits).await,
+                    Ok(mut conn) => pg_batch::write(&mut conn, commits).await,
                     // The pool waited its 10 s: member by member would
                     // only wait as long again.
                     Err(e) => SetBased::Unreachable(e.into()),
@@ -118,7 +118,7 @@ impl PgStore {
         Self::commit_batch(pool, None, commits).await
     }
 
-    /// [`Self::set_based`] on the writer task's own connection, opened
+    /// [`pg_batch::write`] on the writer task's own connection, opened
     /// when there is none. A connection kept from an earlier batch may have
     /// been closed meanwhile (the database restarted): one idle for more
     /// than [`IDLE_BEFORE_PING`] is pinged first and replaced when it does
@@ -172,7 +172,7 @@ impl PgStore {
             // connection (many minutes): the batch is given up first.
             // Whether it committed is not known then, so every member
             // answers unavailable, and the connection is not kept.
-            let outcome = tokio::time::timeout(BATCH_TIMEOUT, Self::set_based(&mut conn, commits))
+            let outcome = tokio::time::timeout(BATCH_TIMEOUT, pg_batch::write(&mut conn, commits))
                 .await
                 .unwrap_or_else(|_| {
                     SetBased::Unknown(super::StoreError::Unavailable(format!(
@@ -188,18 +188,6 @@ impl PgStore {
                 _ => {}
             }
             return outcome;
-        }
-    }
-
-    /// The set-based batch, one statement committed on its own on `conn`
-    /// (outside any transaction): committed whole, or not at all.
-    async fn set_based(conn: &mut PgConnection, commits: &[super::Commit]) -> SetBased {
-        match pg_batch::write(conn, commits).await {
-            Written::Committed(ids) => SetBased::Committed(ids),
-            Written::FenceMissed => SetBased::Missed,
-            Written::Refused(e) => SetBased::Failed(e.into()),
-            Written::NotSent(e) => SetBased::Unreachable(e.into()),
-            Written::Unknown(e) => SetBased::Unknown(e.into()),
         }
     }
 
@@ -285,21 +273,6 @@ type OwnConnection = tokio::sync::Mutex<Option<(PgConnection, std::time::Instant
 /// How long the writer's connection may sit idle before a batch is sent
 /// on it unasked (see [`PgStore::set_based_on_own`]).
 const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
-
-/// How a set-based batch ended.
-enum SetBased {
-    /// Every member committed; their event ids, in member order.
-    Committed(Vec<i64>),
-    /// A fence did not hold: rolled back, nothing written.
-    Missed,
-    /// PostgreSQL refused the batch (or its commit): nothing written.
-    Failed(super::StoreError),
-    /// The answer was lost: it may or may not have committed.
-    Unknown(super::StoreError),
-    /// The batch could not be sent (no connection, or a closed one):
-    /// nothing written.
-    Unreachable(super::StoreError),
-}
 
 /// What a [`CommitListener`] heard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
