@@ -7,7 +7,7 @@ use super::limit::RateLimit;
 use super::rules::{Credential, Permissions, Principal, Via};
 use super::secret;
 use crate::clock::SharedClock;
-use crate::store::{DynStore, StoreError, TokenRow, UserRow};
+use crate::store::{DecisionRows, DynStore, StoreError, TokenRow, UserRow};
 use axum::http::HeaderMap;
 
 /// The session cookie's name.
@@ -77,21 +77,17 @@ impl Access {
         if self.no_auth {
             return Ok(Credential::Valid(Principal::local()));
         }
-        if let Some(value) = headers.get(axum::http::header::AUTHORIZATION) {
-            let Some(secret) = value
-                .to_str()
-                .ok()
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::trim)
-            else {
+        if let Some(secret) = bearer(headers) {
+            let Some(secret) = secret else {
                 return Ok(Credential::Invalid(
                     "Authorization header (use `Bearer <token>`)",
                 ));
             };
-            return Ok(match self.token(secret).await? {
-                Some(p) => Credential::Valid(p),
-                None => Credential::Invalid("API token"),
-            });
+            let digest = secret::digest(secret);
+            return Ok(token_credential(
+                self.store.live_token(&digest).await?,
+                &digest,
+            ));
         }
         if let Some(session) = cookie(headers, SESSION_COOKIE) {
             let csrf = headers
@@ -111,23 +107,28 @@ impl Access {
         Ok(Credential::Missing)
     }
 
-    /// The live token whose secret this is.
-    async fn token(&self, secret: &str) -> Result<Option<Principal>, StoreError> {
-        let digest = secret::digest(secret);
-        let Some(row) = self.store.live_token(&digest).await? else {
-            return Ok(None);
+    /// [`Access::resolve`], and with a bearer token also the route `id`
+    /// as deciding on a failure reads it, both in one read of the store
+    /// ([`crate::store::Store::get_route_for_decision_and_token`]). The
+    /// route is answered only with a valid credential, and `None` when
+    /// there is no such route or it was not read with the token.
+    pub async fn resolve_for_decision(
+        &self,
+        headers: &HeaderMap,
+        id: &str,
+    ) -> Result<(Credential, Option<DecisionRows>), StoreError> {
+        let secret = match bearer(headers) {
+            Some(Some(secret)) if !self.no_auth => secret,
+            _ => return Ok((self.resolve(headers).await?, None)),
         };
-        // The lookup is by digest; comparing the digests again in constant
-        // time keeps the decision itself free of timing differences.
-        if !secret::same(&row.secret_hash, &digest) {
-            return Ok(None);
-        }
-        Ok(Some(Principal {
-            id: row.id,
-            name: row.name,
-            permissions: Permissions::from_stored(&row.permissions),
-            via: Via::Token,
-        }))
+        let digest = secret::digest(secret);
+        let (route, token) = self
+            .store
+            .get_route_for_decision_and_token(id, &digest)
+            .await?;
+        let credential = token_credential(token, &digest);
+        let route = route.filter(|_| matches!(credential, Credential::Valid(_)));
+        Ok((credential, route))
     }
 
     async fn session(&self, secret: &str) -> Result<Option<UserRow>, StoreError> {
@@ -270,6 +271,34 @@ impl Access {
 }
 
 /// A cookie's value from the `Cookie` headers.
+/// The secret of an `Authorization` header: `None` without the header,
+/// `Some(None)` when it is not `Bearer <token>`.
+fn bearer(headers: &HeaderMap) -> Option<Option<&str>> {
+    let value = headers.get(axum::http::header::AUTHORIZATION)?;
+    Some(
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim),
+    )
+}
+
+/// What the live token read by `digest` (`row`) makes of a request.
+fn token_credential(row: Option<TokenRow>, digest: &str) -> Credential {
+    match row {
+        // The lookup is by digest; comparing the digests again in constant
+        // time keeps the decision itself free of timing differences.
+        Some(row) if secret::same(&row.secret_hash, digest) => Credential::Valid(Principal {
+            id: row.id,
+            name: row.name,
+            permissions: Permissions::from_stored(&row.permissions),
+            via: Via::Token,
+        }),
+        _ => Credential::Invalid("API token"),
+    }
+}
+
 pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(axum::http::header::COOKIE)

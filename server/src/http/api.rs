@@ -5,7 +5,7 @@
 //! `crate::auth::rules`).
 
 mod answers;
-use super::guard::guarded;
+use super::guard::{guarded, guarded_decision};
 use super::openapi::ApiDoc;
 use super::{
     circuits, health, profiles, prometheus, routes, session, AppState, HttpError, HttpResult,
@@ -30,6 +30,21 @@ pub enum Entry {
     /// (401, 403, 429, 400/413/422 for bodies, 503) are added to its
     /// document from the rule ([`answers::add_common`]).
     Documented(Rule, UtoipaMethodRouter<AppState>),
+    /// Like `Documented`, for a handler deciding on a failure of the route
+    /// its path names: the guard reads that route with the token
+    /// ([`super::guard::guarded_decision`]).
+    Decision(Rule, UtoipaMethodRouter<AppState>),
+}
+
+impl Entry {
+    /// The rule, the documented route, and whether the guard reads the
+    /// route for a decision.
+    fn parts(self) -> (Rule, UtoipaMethodRouter<AppState>, bool) {
+        match self {
+            Entry::Documented(rule, route) => (rule, route, false),
+            Entry::Decision(rule, route) => (rule, route, true),
+        }
+    }
 }
 
 /// One endpoint and its rule, as the route list declares it (for the
@@ -70,7 +85,7 @@ fn v1() -> Vec<Entry> {
         ),
         doc(READ, routes!(routes::get)),
         doc(READ, routes!(routes::attempts)),
-        doc(EVIDENCE, routes!(routes::failures)),
+        Entry::Decision(EVIDENCE, routes!(routes::failures)),
         doc(EVIDENCE, routes!(routes::effects)),
         doc(EVIDENCE, routes!(routes::success)),
         doc(Rule::Need(Permission::RoutesAct), routes!(routes::actions)),
@@ -112,13 +127,18 @@ fn root() -> Vec<Entry> {
 
 fn mount(router: OpenApiRouter<AppState>, entries: Vec<Entry>) -> OpenApiRouter<AppState> {
     entries.into_iter().fold(router, |router, entry| {
-        let Entry::Documented(rule, (schemas, mut paths, method_router)) = entry;
+        let (rule, (schemas, mut paths, method_router), decision) = entry.parts();
         for item in paths.paths.values_mut() {
             for (method, operation) in operations(item) {
                 answers::add_common(rule, &method, operation);
             }
         }
-        router.routes((schemas, paths, guarded(rule, method_router)))
+        let method_router = if decision {
+            guarded_decision(rule, method_router)
+        } else {
+            guarded(rule, method_router)
+        };
+        router.routes((schemas, paths, method_router))
     })
 }
 
@@ -140,7 +160,7 @@ fn operations(
 fn endpoints_of(prefix: &str, entries: Vec<Entry>) -> Vec<Endpoint> {
     let mut out = Vec::new();
     for entry in entries {
-        let Entry::Documented(rule, (_, paths, _)) = entry;
+        let (rule, (_, paths, _), _) = entry.parts();
         for (path, mut item) in paths.paths {
             for (method, _) in operations(&mut item) {
                 out.push(Endpoint {

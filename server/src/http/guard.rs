@@ -10,7 +10,8 @@
 use super::error::HttpError;
 use crate::auth::rules::{decide, Credential, Decision, Principal, Rule};
 use crate::auth::{Access, Permission};
-use axum::extract::{FromRequestParts, Request, State};
+use crate::store::DecisionRows;
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method};
 use axum::middleware::Next;
@@ -30,6 +31,38 @@ async fn guard(State(rule): State<Rule>, req: Request, next: Next) -> Response {
     check(rule, req, next).await
 }
 
+/// [`guarded`], for a handler that decides on a failure of the route its
+/// path's `{id}` names: with a bearer token, the guard reads that route
+/// for the decision together with the token (one round trip on
+/// PostgreSQL, where they were two) and hands it to the handler as a
+/// [`DecisionRead`]. Whether the request is admitted is decided exactly
+/// as by [`guarded`].
+pub fn guarded_decision<S: Clone + Send + Sync + 'static>(
+    rule: Rule,
+    method_router: MethodRouter<S>,
+) -> MethodRouter<S> {
+    method_router.route_layer(axum::middleware::from_fn_with_state(rule, decision_guard))
+}
+
+async fn decision_guard(
+    State(rule): State<Rule>,
+    params: RawPathParams,
+    req: Request,
+    next: Next,
+) -> Response {
+    let id = params
+        .iter()
+        .find(|(name, _)| *name == "id")
+        .map(|(_, value)| value.to_owned());
+    admit_and_run(rule, id.as_deref(), req, next).await
+}
+
+/// The route a [`guarded_decision`] guard read with the request's token:
+/// as [`crate::store::Store::get_route_for_decision`] answers it, read
+/// after the request arrived and before its handler ran.
+#[derive(Clone)]
+pub struct DecisionRead(pub DecisionRows);
+
 /// Whether a method changes something (and so, from a browser, needs the
 /// CSRF token).
 pub fn mutating(method: &Method) -> bool {
@@ -38,11 +71,34 @@ pub fn mutating(method: &Method) -> bool {
 
 /// Checks `rule`; on success the [`Principal`] is handed to the handler as
 /// a request extension.
-pub async fn check(rule: Rule, mut req: Request, next: Next) -> Response {
+pub async fn check(rule: Rule, req: Request, next: Next) -> Response {
+    admit_and_run(rule, None, req, next).await
+}
+
+/// [`check`]; with `decision_of`, the route of that id is read with a
+/// bearer token and handed on as a [`DecisionRead`].
+async fn admit_and_run(
+    rule: Rule,
+    decision_of: Option<&str>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let access = req.extensions().get::<Access>().cloned();
-    let verdict = admit(rule, access.clone(), req.headers(), req.method()).await;
+    let verdict = match (&access, decision_of) {
+        (Some(a), Some(id)) if rule != Rule::Public => {
+            match a.resolve_for_decision(req.headers(), id).await {
+                Ok((credential, read)) => {
+                    verdict(rule, credential, req.method()).map(|p| (p, read))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        _ => admit(rule, access.clone(), req.headers(), req.method())
+            .await
+            .map(|p| (p, None)),
+    };
     match verdict {
-        Ok(Some(principal)) => {
+        Ok((Some(principal), read)) => {
             // Evidence is rate-limited per credential, before anything is
             // read or recorded.
             if rule == Rule::Need(Permission::EvidenceSubmit) {
@@ -51,9 +107,12 @@ pub async fn check(rule: Rule, mut req: Request, next: Next) -> Response {
                 }
             }
             req.extensions_mut().insert(principal);
+            if let Some(read) = read {
+                req.extensions_mut().insert(DecisionRead(read));
+            }
             next.run(req).await
         }
-        Ok(None) => next.run(req).await,
+        Ok((None, _)) => next.run(req).await,
         Err(e) => e.into_response(),
     }
 }
@@ -74,6 +133,15 @@ pub async fn admit(
         ));
     };
     let credential = access.resolve(headers).await?;
+    verdict(rule, credential, method)
+}
+
+/// What `rule` makes of `credential` for a request by `method`.
+fn verdict(
+    rule: Rule,
+    credential: Credential,
+    method: &Method,
+) -> Result<Option<Principal>, HttpError> {
     match decide(rule, &credential, mutating(method)) {
         Decision::Allow => Ok(match credential {
             Credential::Valid(p) => Some(p),

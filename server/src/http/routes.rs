@@ -3,7 +3,7 @@
 
 use super::error::{HttpError, HttpResult};
 use super::extract::{JsonBody, Query, TestClockEnabled};
-use super::guard::Caller;
+use super::guard::{Caller, DecisionRead};
 use super::AppState;
 use crate::auth::rules::may_open_route;
 use crate::routes::feed;
@@ -19,6 +19,7 @@ use app::route::{Attempt, Dispatch, RouteSnapshot};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Extension;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
@@ -125,9 +126,11 @@ pub async fn attempts(
 pub async fn failures(
     State(s): State<AppState>,
     Path(id): Path<RouteId>,
+    read: Option<Extension<DecisionRead>>,
     JsonBody(body): JsonBody,
 ) -> HttpResult<Json<FailureAnswer>> {
-    Ok(Json(s.routes.report_failure(&id, &body).await?))
+    let read = read.map(|Extension(DecisionRead(rows))| rows);
+    Ok(Json(s.routes.report_failure_read(&id, &body, read).await?))
 }
 
 /// Report output or tool activity of the current invocation.

@@ -20,7 +20,7 @@ use crate::classify::{classify_at, Catalogue, Classification, Evidence, Phase, U
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
-use crate::store::{Commit, DynStore, RouteFilter, ScheduleRow, StoreError};
+use crate::store::{Commit, DecisionRows, DynStore, RouteFilter, ScheduleRow, StoreError};
 use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::profile::Profile;
@@ -140,16 +140,23 @@ impl Routes {
         Route::from_row(row).map_err(RouteError::Corrupt)
     }
 
-    /// A route and its profile (`None` when the profile is gone), in one
-    /// read.
-    /// The route, its profile and the circuits, read together (see
-    /// [`crate::store::Store::get_route_for_decision`]).
-    async fn load_for_decision(&self, id: &RouteId) -> Result<(Route, Option<Profile>, Loaded)> {
-        let rows = self
-            .store
-            .get_route_for_decision(id.as_str())
-            .await?
-            .ok_or(RouteError::NotFound("route"))?;
+    /// The route, its profile (`None` when the profile is gone) and the
+    /// circuits, read together (see
+    /// [`crate::store::Store::get_route_for_decision`]), unless `read`
+    /// already holds them.
+    async fn load_for_decision(
+        &self,
+        id: &RouteId,
+        read: Option<DecisionRows>,
+    ) -> Result<(Route, Option<Profile>, Loaded)> {
+        let rows = match read {
+            Some(rows) => rows,
+            None => self
+                .store
+                .get_route_for_decision(id.as_str())
+                .await?
+                .ok_or(RouteError::NotFound("route"))?,
+        };
         let route = Route::from_row(rows.route).map_err(RouteError::Corrupt)?;
         let circuits = Loaded::from_rows(rows.circuits).map_err(RouteError::Corrupt)?;
         let profile = match rows.profile {
@@ -283,6 +290,20 @@ impl Routes {
         id: &RouteId,
         body: &serde_json::Value,
     ) -> Result<FailureAnswer> {
+        self.report_failure_read(id, body, None).await
+    }
+
+    /// [`RouteService::report_failure`], deciding first on `read`, the
+    /// route as [`Store::get_route_for_decision`] answered it after the
+    /// report arrived (the HTTP guard reads it with the caller's token).
+    /// A read that is stale by the time it commits is fenced like any
+    /// other: the route's generation decides.
+    pub async fn report_failure_read(
+        &self,
+        id: &RouteId,
+        body: &serde_json::Value,
+        mut read: Option<DecisionRows>,
+    ) -> Result<FailureAnswer> {
         let evidence = Evidence::from_json_value(body).map_err(|e| {
             RouteError::Malformed(format!("The evidence envelope could not be read: {e}."))
         })?;
@@ -308,7 +329,7 @@ impl Routes {
         // from what is stored now.
         for _ in 0..CIRCUIT_ATTEMPTS {
             if let Some(answer) = self
-                .plan_failure(id, &evidence, &classification, now)
+                .plan_failure(id, read.take(), &evidence, &classification, now)
                 .await?
             {
                 return Ok(answer);
@@ -323,12 +344,13 @@ impl Routes {
     async fn plan_failure(
         &self,
         id: &RouteId,
+        read: Option<DecisionRows>,
         evidence: &Evidence,
         classification: &Classification,
         now: DateTime<Utc>,
     ) -> Result<Option<FailureAnswer>> {
         let classification = classification.clone();
-        let (route, profile, mut circuits) = self.load_for_decision(id).await?;
+        let (route, profile, mut circuits) = self.load_for_decision(id, read).await?;
         let gate = EffectGate {
             generation: route.generation.get(),
             invocation_id: &route.invocation_id,

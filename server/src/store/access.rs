@@ -95,7 +95,7 @@ fn user_row(t: UserTuple) -> UserRow {
     }
 }
 
-const TOKEN_COLUMNS: &str = "id, name, secret_hash, permissions, created_at, revoked_at";
+pub(crate) const TOKEN_COLUMNS: &str = "id, name, secret_hash, permissions, created_at, revoked_at";
 
 /// A live token by its secret's digest.
 pub(crate) static LIVE_TOKEN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {

@@ -199,6 +199,18 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     /// third of a decision's reads.
     async fn get_route_for_decision(&self, id: &str) -> Result<Option<DecisionRows>>;
 
+    /// [`Store::get_route_for_decision`] and the live token whose secret
+    /// has this digest ([`AccessStore::live_token`]), read together: a
+    /// failure reported with a token needs both, and on PostgreSQL they
+    /// are one round trip instead of two. Each answer is exactly what its
+    /// read apart would give; the route is read whether or not the token
+    /// is live (the caller decides, and discards it when it is not).
+    async fn get_route_for_decision_and_token(
+        &self,
+        id: &str,
+        token_digest: &str,
+    ) -> Result<(Option<DecisionRows>, Option<TokenRow>)>;
+
     async fn list_routes(&self, filter: &RouteFilter) -> Result<Vec<RouteRow>>;
 
     /// A route's attempts, newest first.

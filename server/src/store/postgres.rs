@@ -199,26 +199,64 @@ impl PgStore {
     /// [`super::Store::get_route_for_decision`] in one statement
     /// ([`ROUTE_FOR_DECISION`]) on a hot connection.
     async fn read_for_decision(&self, id: &str) -> Result<Option<super::DecisionRows>> {
-        use sqlx::Row;
         let mut hot = self.hot.take().await?;
         let row = sqlx::query(ROUTE_FOR_DECISION.as_str())
             .bind(id)
             .fetch_optional(&mut *hot)
             .await?;
         hot.keep();
-        let Some(row) = row else {
-            return Ok(None);
+        row.map(|row| Self::decision_rows_of(&row)).transpose()
+    }
+
+    /// [`super::Store::get_route_for_decision_and_token`] in one statement
+    /// ([`ROUTE_FOR_DECISION_AND_TOKEN`]) on a hot connection.
+    async fn read_for_decision_and_token(
+        &self,
+        id: &str,
+        token_digest: &str,
+    ) -> Result<(Option<super::DecisionRows>, Option<super::TokenRow>)> {
+        use sqlx::Row;
+        let mut hot = self.hot.take().await?;
+        let row = sqlx::query(ROUTE_FOR_DECISION_AND_TOKEN.as_str())
+            .bind(id)
+            .bind(token_digest)
+            .fetch_one(&mut *hot)
+            .await?;
+        hot.keep();
+        let token = match row.try_get::<Option<String>, _>("t_id")? {
+            None => None,
+            Some(id) => Some(super::TokenRow {
+                id,
+                name: row.try_get("t_name")?,
+                secret_hash: row.try_get("t_secret_hash")?,
+                permissions: row.try_get("t_permissions")?,
+                created_at_ms: row.try_get("t_created_at")?,
+                revoked_at_ms: row.try_get("t_revoked_at")?,
+            }),
         };
-        let (route, profile) = Self::route_and_profile_of(&row)?;
+        // The route's columns are null when there is no such route (a
+        // route's id never is).
+        let route = match row.try_get::<Option<String>, _>("id")? {
+            None => None,
+            Some(_) => Some(Self::decision_rows_of(&row)?),
+        };
+        Ok((route, token))
+    }
+
+    /// The route, profile and circuits of a row that selects
+    /// [`ROUTE_FOR_DECISION`] whole.
+    fn decision_rows_of(row: &sqlx::postgres::PgRow) -> Result<super::DecisionRows> {
+        use sqlx::Row;
+        let (route, profile) = Self::route_and_profile_of(row)?;
         let circuits: String = row.try_get("circuits")?;
         let circuits = serde_json::from_str(&circuits).map_err(|e| {
             sqlx::Error::Decode(format!("the circuits read with a route: {e}").into())
         })?;
-        Ok(Some(super::DecisionRows {
+        Ok(super::DecisionRows {
             route,
             profile,
             circuits,
-        }))
+        })
     }
 
     /// No inline reads: every read is a round trip to the server.
@@ -254,6 +292,26 @@ static ROUTE_FOR_DECISION: std::sync::LazyLock<String> = std::sync::LazyLock::ne
          FROM circuits AS c) AS circuits FROM ({}) AS q",
         fields.join(", "),
         *super::sql::ROUTE_AND_PROFILE
+    )
+});
+
+/// [`ROUTE_FOR_DECISION`] (route id `$1`) beside the live token whose
+/// digest is `$2` ([`LIVE_TOKEN`](super::access::LIVE_TOKEN), its columns
+/// as `t_…`): always one row, each side null when it has nothing.
+static ROUTE_FOR_DECISION_AND_TOKEN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let token: Vec<String> = super::access::TOKEN_COLUMNS
+        .split(',')
+        .map(str::trim)
+        .map(|c| format!("t.{c} AS t_{c}"))
+        .collect();
+    // LIVE_TOKEN's one parameter is this statement's second.
+    let live = super::access::LIVE_TOKEN.replace("$1", "$2");
+    format!(
+        "SELECT {}, d.* FROM (SELECT 1) AS one \
+             LEFT JOIN ({live}) AS t ON true \
+             LEFT JOIN ({}) AS d ON true",
+        token.join(", "),
+        *ROUTE_FOR_DECISION
     )
 });
 

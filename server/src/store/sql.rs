@@ -403,6 +403,17 @@ macro_rules! impl_store {
                 self.read_for_decision(id).await
             }
 
+            async fn get_route_for_decision_and_token(
+                &self,
+                id: &str,
+                token_digest: &str,
+            ) -> $crate::store::Result<(
+                Option<$crate::store::DecisionRows>,
+                Option<$crate::store::TokenRow>,
+            )> {
+                self.read_for_decision_and_token(id, token_digest).await
+            }
+
             async fn list_routes(
                 &self,
                 f: &$crate::store::RouteFilter,

@@ -175,6 +175,18 @@ impl SqliteStore {
         }))
     }
 
+    /// [`super::Store::get_route_for_decision_and_token`]: the two reads
+    /// apart (inline on a file, so no hop saved by joining them).
+    async fn read_for_decision_and_token(
+        &self,
+        id: &str,
+        token_digest: &str,
+    ) -> Result<(Option<super::DecisionRows>, Option<super::TokenRow>)> {
+        use super::AccessStore;
+        let token = self.live_token(token_digest).await?;
+        Ok((self.read_for_decision(id).await?, token))
+    }
+
     /// Starts a group-commit writer task for a store without a file: each
     /// batch through sqlx, member by member, behind the store's write lock.
     fn sqlx_writer(

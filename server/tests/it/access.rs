@@ -373,6 +373,95 @@ async fn revoked_tokens_stop_at_once(engine: Engine) {
         .unwrap();
 }
 
+/// A failure reported with a token is admitted exactly as before though
+/// its route is read with the token (one read): a revoked token, one
+/// without `evidence:submit` and a malformed header change nothing and
+/// answer 401, 403 and 401; a route that does not exist answers 404; a
+/// report after the route moved on is decided on the route as it is.
+async fn a_failure_is_admitted_as_before_though_its_route_is_read_with_the_token(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let admin = s.api();
+    let profile = admin
+        .profile(&[("Claude", policy(3, 5, 0, "skip"), policy(0, 0, 0, "skip"))])
+        .await;
+    let route = admin.route(&profile, "kanban").await;
+    let id = route["id"].as_str().unwrap();
+    let failures = format!("/api/v1/routes/{id}/failures");
+    let envelope = |route: &Value| {
+        json!({
+            "generation": route["generation"], "invocation_id": route["invocation_id"],
+            "prompt_generation": route["prompt_generation"], "phase": "prompt",
+            "agent": "claude-code", "provider_id": "anthropic",
+            "items": crate::support::overloaded()
+        })
+    };
+    let access = Access::new(s.db.store.clone(), Clock::system(), false);
+    let made = access
+        .create_token("reporter", Permissions::of(&[Permission::EvidenceSubmit]))
+        .await
+        .unwrap();
+    access.revoke_token("reporter").await.unwrap();
+    let revoked = Api::with_token(s.base.clone(), Some(&made.secret));
+    let acting = Api::with_token(
+        s.base.clone(),
+        Some(&token(&s, "acting", Permissions::of(&[Permission::RoutesAct])).await),
+    );
+    let (st, body) = revoked.post(&failures, envelope(&route)).await;
+    assert_eq!(
+        (st, body["error"].clone()),
+        (401, json!("unauthorized")),
+        "{body}"
+    );
+    let (st, body) = acting.post(&failures, envelope(&route)).await;
+    assert_eq!(
+        (st, body["error"].clone()),
+        (403, json!("forbidden")),
+        "{body}"
+    );
+    let malformed = client_for(&[("authorization", "Basic abc".into())])
+        .post(s.url(&failures))
+        .json(&envelope(&route))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(malformed.status().as_u16(), 401);
+    let untouched = admin.snapshot(id).await;
+    assert_eq!(untouched["state"], "active", "{untouched}");
+    assert_eq!(untouched["generation"], route["generation"], "{untouched}");
+
+    let reporter = Api::with_token(
+        s.base.clone(),
+        Some(
+            &token(
+                &s,
+                "reporter",
+                Permissions::of(&[Permission::EvidenceSubmit]),
+            )
+            .await,
+        ),
+    );
+    let (st, body) = reporter
+        .post("/api/v1/routes/no-such-route/failures", envelope(&route))
+        .await;
+    assert_eq!(
+        (st, body["error"].clone()),
+        (404, json!("not_found")),
+        "{body}"
+    );
+    let (st, answer) = reporter.post(&failures, envelope(&route)).await;
+    assert_eq!(st, 200, "{answer}");
+    assert_eq!(answer["route"]["state"], "retry_wait", "{answer}");
+    // The same report again is stale evidence: the route read with the
+    // token is the one it moved to, and nothing changes.
+    let (st, again) = reporter.post(&failures, envelope(&route)).await;
+    assert_eq!(st, 200, "{again}");
+    assert_eq!(
+        again["route"]["generation"], answer["route"]["generation"],
+        "{again}"
+    );
+    assert_eq!(again["route"]["state"], "retry_wait", "{again}");
+}
+
 fn cli(args: &[&str], db: &str) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
         .args(args)
@@ -920,6 +1009,7 @@ async fn evidence_is_rate_limited_per_token(engine: Engine) {
 }
 
 on_both_engines!(
+    a_failure_is_admitted_as_before_though_its_route_is_read_with_the_token,
     security_headers_on_every_response,
     evidence_is_rate_limited_per_token,
     browser_sessions,

@@ -3,7 +3,7 @@
 use crate::support::{Engine, TestDb};
 use server::store::{
     AttemptRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow, ProfileRow,
-    RouteFilter, RouteRow, ScheduleRow, StoreError,
+    RouteFilter, RouteRow, ScheduleRow, StoreError, TokenRow,
 };
 
 fn row(id: &str) -> ProfileRow {
@@ -732,7 +732,72 @@ async fn a_route_is_read_for_a_decision_with_its_profile_and_the_circuits(engine
     assert_eq!(s.get_route_for_decision("nope").await.unwrap(), None);
 }
 
+/// A decision's read with the token's: each answer exactly what its read
+/// apart gives, for a live, a revoked and an unknown token, with and
+/// without the route.
+async fn a_route_is_read_for_a_decision_with_the_token(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    s.insert_profile(&row("p")).await.unwrap();
+    s.commit(&Commit {
+        route: Some(route_row("r", 1)),
+        event_kind: "route.created".into(),
+        event_payload: "{}".into(),
+        ..Commit::default()
+    })
+    .await
+    .unwrap();
+    s.commit(&circuit_commit(
+        "r1",
+        None,
+        write(circuit("open", 1), None, "circuit.opened"),
+    ))
+    .await
+    .unwrap();
+    for (name, revoked) in [("live", false), ("revoked", true)] {
+        s.insert_token(&TokenRow {
+            id: format!("t-{name}"),
+            name: name.into(),
+            secret_hash: format!("digest-{name}"),
+            permissions: "evidence:submit".into(),
+            created_at_ms: 9_007_199_254_740_993,
+            revoked_at_ms: None,
+        })
+        .await
+        .unwrap();
+        if revoked {
+            s.revoke_token(name, 5_000).await.unwrap();
+        }
+    }
+    for route in ["r", "nope"] {
+        for digest in ["digest-live", "digest-revoked", "digest-unknown", ""] {
+            let (read, token) = s
+                .get_route_for_decision_and_token(route, digest)
+                .await
+                .unwrap();
+            assert_eq!(
+                read,
+                s.get_route_for_decision(route).await.unwrap(),
+                "{route} {digest}"
+            );
+            assert_eq!(
+                token,
+                s.live_token(digest).await.unwrap(),
+                "{route} {digest}"
+            );
+            assert_eq!(token.is_some(), digest == "digest-live", "{route} {digest}");
+            assert_eq!(read.is_some(), route == "r", "{route} {digest}");
+        }
+    }
+    let (read, _) = s
+        .get_route_for_decision_and_token("r", "digest-live")
+        .await
+        .unwrap();
+    assert_eq!(read.unwrap().circuits.len(), 1);
+}
+
 on_both_engines!(
+    a_route_is_read_for_a_decision_with_the_token,
     a_route_is_read_for_a_decision_with_its_profile_and_the_circuits,
     a_route_is_read_with_its_profile,
     profiles_crud_with_revisions,
