@@ -100,7 +100,8 @@ async fn admit_and_run(
     match verdict {
         Ok((Some(principal), read)) => {
             // Evidence is rate-limited per credential, before anything is
-            // read or recorded.
+            // recorded (a failure's route may already have been read with
+            // its token).
             if rule == Rule::Need(Permission::EvidenceSubmit) {
                 if let Some(Err(seconds)) = access.map(|a| a.take_evidence(&principal)) {
                     return HttpError::RateLimited(seconds).into_response();
