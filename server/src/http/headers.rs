@@ -5,7 +5,7 @@
 //! may be compiled (`'wasm-unsafe-eval'`, which allows WebAssembly and not
 //! JavaScript `eval`); the page's inline scripts (the hydration bootstrap
 //! and the resources streamed with the page) carry the response's nonce
-//! ([`page_csp`], set while the page renders); no plugins, no `<base>`
+//! ([`page_csp`], set by `http::pages::with_nonce`); no plugins, no `<base>`
 //! rewriting, forms post only here, and no site may frame it.
 
 use axum::extract::Request;

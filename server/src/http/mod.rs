@@ -173,6 +173,8 @@ pub fn router(state: AppState) -> Router {
             },
             move || app::shell(leptos_options.clone()),
         )
+        // The guard outermost: only an admitted page gets a nonce.
+        .route_layer(axum::middleware::from_fn(pages::with_nonce))
         .route_layer(axum::middleware::from_fn(guard::page_guard));
     let access = state.access.clone();
     api::router()

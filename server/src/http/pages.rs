@@ -64,25 +64,47 @@ impl Backend for PageBackend {
     }
 }
 
+/// A page response's CSP nonce, minted by [`with_nonce`] before the page
+/// renders and carried to the render in the request's extensions.
+#[derive(Clone)]
+pub struct PageNonce(String);
+
+/// Mints the page's nonce (128 random bits from the operating system) and
+/// sets the page's Content-Security-Policy with it on the response. The
+/// header is set here, on the response itself, rather than through
+/// Leptos's `ResponseOptions` from inside the render: a header set that
+/// way was once missing from a streamed page (its scripts carried the
+/// nonce, its CSP did not, so it never hydrated).
+pub async fn with_nonce(
+    mut req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source");
+    let nonce = hex::encode(bytes);
+    req.extensions_mut().insert(PageNonce(nonce.clone()));
+    let mut response = next.run(req).await;
+    if let Ok(value) = axum::http::HeaderValue::from_str(&super::headers::page_csp(&nonce)) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
+}
+
 /// Per page request, before rendering: who is looking (for the UI to hide
-/// what they may not do) and the Content-Security-Policy with this
-/// response's nonce (Leptos puts it on its hydration and resource scripts;
-/// no other inline script runs).
+/// what they may not do) and the nonce [`with_nonce`] minted, which Leptos
+/// then puts on its hydration and resource scripts (no other inline
+/// script runs).
 pub fn provide_request_context() {
     use leptos::prelude::{provide_context, use_context};
     if let Some(parts) = use_context::<axum::http::request::Parts>() {
         if let Some(p) = parts.extensions.get::<crate::auth::Principal>() {
             provide_context(super::session::viewer_of(p));
         }
-    }
-    if let (Some(nonce), Some(response)) = (
-        leptos::nonce::use_nonce(),
-        use_context::<leptos_axum::ResponseOptions>(),
-    ) {
-        if let Ok(value) =
-            axum::http::HeaderValue::from_str(&super::headers::page_csp(&nonce.to_string()))
-        {
-            response.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, value);
+        // Replaces the nonce Leptos generated for the render.
+        if let Some(PageNonce(nonce)) = parts.extensions.get::<PageNonce>() {
+            provide_context(leptos::nonce::Nonce::from_value(nonce.as_str()));
         }
     }
 }
