@@ -69,7 +69,7 @@ impl Backend for PageBackend {
 #[derive(Clone)]
 pub struct PageNonce(String);
 
-/// Mints the page's nonce (128 random bits from the operating system) and
+/// Mints the page's nonce (256 random bits from the operating system) and
 /// sets the page's Content-Security-Policy with it on the response. The
 /// header is set here, on the response itself, rather than through
 /// Leptos's `ResponseOptions` from inside the render: a header set that
@@ -79,9 +79,9 @@ pub async fn with_nonce(
     mut req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the operating system's random source");
-    let nonce = hex::encode(bytes);
+    // A secret like any other the server mints: unguessable, and hex is a
+    // valid CSP nonce.
+    let nonce = crate::auth::secret::generate("");
     req.extensions_mut().insert(PageNonce(nonce.clone()));
     let mut response = next.run(req).await;
     if let Ok(value) = axum::http::HeaderValue::from_str(&super::headers::page_csp(&nonce)) {
