@@ -7,6 +7,7 @@ use super::guard::{Caller, DecisionRead};
 use super::AppState;
 use crate::auth::rules::may_open_route;
 use crate::routes::feed;
+use crate::routes::idempotency::{self, Creation, IdempotencyKey, RouteKey};
 use crate::routes::{
     ActionRequest, ClaimRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport,
     RouteError,
@@ -17,8 +18,9 @@ use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::route::{Attempt, Dispatch, RouteSnapshot};
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -47,18 +49,68 @@ impl From<RouteError> for HttpError {
 
 /// Open a route for a dynamic profile, at its first candidate. The
 /// `office` caller needs `office:assign`, every other `profiles:select`.
+///
+/// With an `Idempotency-Key` header the creation may be repeated: the
+/// same key and request from the same caller answer the route the key
+/// created (200, `Idempotent-Replayed: true`) instead of a second route.
 #[utoipa::path(post, path = "/routes", tag = "routes", request_body = CreateRoute,
-    responses((status = 201, body = RouteSnapshot), (status = 403, body = ApiError),
+    params(("Idempotency-Key" = Option<String>, Header,
+        description = "1 to 255 visible ASCII characters, e.g. a UUID; the caller's own")),
+    responses((status = 201, description = "created", body = RouteSnapshot),
+              (status = 200, description = "the route this idempotency key created earlier",
+               body = RouteSnapshot),
+              (status = 403, body = ApiError),
               (status = 404, body = ApiError), (status = 409, body = ApiError),
               (status = 422, body = ApiError)))]
 pub async fn create(
     State(s): State<AppState>,
     Caller(caller): Caller,
+    headers: HeaderMap,
     JsonBody(req): JsonBody<CreateRoute>,
-) -> HttpResult<(StatusCode, Json<RouteSnapshot>)> {
+) -> HttpResult<Response> {
     may_open_route(&caller, req.caller.kind == app::route::CallerKind::Office)
         .map_err(HttpError::Forbidden)?;
-    Ok((StatusCode::CREATED, Json(s.routes.create(req).await?)))
+    let key = idempotency_key(&headers)?.map(|key| RouteKey {
+        scope: caller.id.clone(),
+        key,
+    });
+    let (route, creation) = s.routes.create_keyed(req, key).await?;
+    Ok(match creation {
+        Creation::Created => (StatusCode::CREATED, Json(route)).into_response(),
+        Creation::Replayed => (
+            StatusCode::OK,
+            [(REPLAYED, HeaderValue::from_static("true"))],
+            Json(route),
+        )
+            .into_response(),
+    })
+}
+
+/// Marks an answer given again for a repeated idempotency key.
+const REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+
+/// The request's idempotency key, if it sent one (and only one).
+fn idempotency_key(headers: &HeaderMap) -> HttpResult<Option<IdempotencyKey>> {
+    let mut values = headers.get_all(idempotency::HEADER).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let invalid = |message: &str| {
+        HttpError::Invalid(vec![FieldError::new(
+            idempotency::HEADER,
+            FieldErrorCode::InvalidValue,
+            message,
+        )])
+    };
+    if values.next().is_some() {
+        return Err(invalid("send one idempotency key, not several"));
+    }
+    let raw = value
+        .to_str()
+        .map_err(|_| invalid("an idempotency key is visible ASCII characters"))?;
+    IdempotencyKey::parse(raw)
+        .map(Some)
+        .map_err(|e| HttpError::Invalid(vec![e]))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

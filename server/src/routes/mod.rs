@@ -14,6 +14,8 @@
 //! - [`model`]: the typed route and its conversions to and from the stored
 //!   rows and the wire types (corrupt rows are errors, never defaults).
 //! - [`wire`]: request and answer bodies of the route API.
+//! - [`idempotency`]: `Idempotency-Key` on route creation: one route per
+//!   key and caller, so a client may repeat a creation whose answer it lost.
 //! - [`error`]: [`RouteError`], what the service answers instead of a route.
 //! - [`feed`]: the committed event tail, read once per process and
 //!   shared by every event stream.
@@ -23,6 +25,7 @@
 pub mod dispatch;
 pub mod error;
 pub mod feed;
+pub mod idempotency;
 pub mod model;
 pub mod plan;
 pub mod service;
@@ -31,6 +34,7 @@ pub mod wire;
 
 pub use app::route::machine;
 pub use error::{Result, RouteError};
+pub use idempotency::{Creation, IdempotencyKey, RouteKey};
 pub use service::Routes;
 pub use signals::Signals;
 pub use wire::{

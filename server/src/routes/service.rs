@@ -9,6 +9,7 @@
 //! authoritative snapshot.
 
 use super::error::{Result, RouteError};
+use super::idempotency::{self, Creation, RouteKey};
 use super::machine::{self, Outcome, Trigger};
 use super::model::{attempt_to_wire, Route};
 use super::plan::{self, FailureFacts};
@@ -20,7 +21,9 @@ use crate::classify::{classify_at, Catalogue, Classification, Evidence, Phase, U
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
-use crate::store::{Commit, DecisionRows, DynStore, RouteFilter, ScheduleRow, StoreError};
+use crate::store::{
+    Commit, DecisionRows, DynStore, RouteFilter, RouteKeyRow, ScheduleRow, StoreError,
+};
 use app::ids::{Generation, RouteId};
 use app::policy::{FieldError, FieldErrorCode};
 use app::profile::Profile;
@@ -238,6 +241,25 @@ impl Routes {
 
     /// Opens a route on a usable profile, at its first candidate.
     pub async fn create(&self, req: CreateRoute) -> Result<RouteSnapshot> {
+        Ok(self.create_keyed(req, None).await?.0)
+    }
+
+    /// [`Routes::create`] with an idempotency key: the route this key
+    /// already created for the same request, if there is one, else a new
+    /// route with the key stored in the transaction that inserts it. Two
+    /// creations with one key at once make one route: the second's key is
+    /// taken when it commits, and it answers the first's route.
+    pub async fn create_keyed(
+        &self,
+        req: CreateRoute,
+        key: Option<RouteKey>,
+    ) -> Result<(RouteSnapshot, Creation)> {
+        let request = key.as_ref().map(|_| idempotency::request_of(&req));
+        if let (Some(k), Some(request)) = (&key, &request) {
+            if let Some(replay) = self.replay(k, request).await? {
+                return Ok((replay, Creation::Replayed));
+            }
+        }
         let profile = self.profiles.get_usable(req.profile_id.as_str()).await?;
         let first = profile
             .candidates
@@ -263,8 +285,19 @@ impl Routes {
                     route.move_to(index, c);
                 }
             }
+            let route_key = key
+                .as_ref()
+                .zip(request.as_ref())
+                .map(|(k, request)| RouteKeyRow {
+                    scope: k.scope.clone(),
+                    key: k.key.as_str().to_string(),
+                    route_id: route.id.to_string(),
+                    request: request.clone(),
+                    created_at: now.timestamp_millis(),
+                });
             let commit = Commit {
                 circuits: circuits.writes(route.id.as_str()),
+                route_key,
                 ..Commit::default()
             };
             let change = Change {
@@ -275,12 +308,43 @@ impl Routes {
             };
             match self.apply(change, event_kind::CREATED).await {
                 Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
-                other => return other,
+                // Answers come after their batch commits, so the route
+                // that took the key is there to be read.
+                Err(RouteError::Store(StoreError::AlreadyExists)) if key.is_some() => {
+                    let (k, request) = key.as_ref().zip(request.as_ref()).expect("checked");
+                    return match self.replay(k, request).await? {
+                        Some(replay) => Ok((replay, Creation::Replayed)),
+                        None => Err(RouteError::Conflict(
+                            "this idempotency key was taken and then released; \
+                             create the route again"
+                                .into(),
+                        )),
+                    };
+                }
+                other => return other.map(|route| (route, Creation::Created)),
             }
         }
         Err(RouteError::Conflict(
             "shared circuits kept changing; create the route again".into(),
         ))
+    }
+
+    /// The route `key` created, now, if it created one; the key reused for
+    /// a different request is refused.
+    async fn replay(&self, key: &RouteKey, request: &str) -> Result<Option<RouteSnapshot>> {
+        let Some(row) = self
+            .store
+            .get_route_key(&key.scope, key.key.as_str())
+            .await?
+        else {
+            return Ok(None);
+        };
+        if row.request != request {
+            return Err(RouteError::Invalid(vec![idempotency::reused(
+                &row.route_id,
+            )]));
+        }
+        self.get(&RouteId(row.route_id)).await.map(Some)
     }
 
     /// Classifies a failure, runs the gate and the policy, and commits the

@@ -3,9 +3,11 @@
 //! unreachable (a restart, a 503) is retried for a while. Reports are safe
 //! to repeat whatever happened to the first try, because the service fences
 //! them by generation and invocation (a repeated failure report is stale, a
-//! repeated acknowledgement is answered with the route); creating a route
-//! or a profile is repeated only when the request surely never arrived (the
-//! connection failed) or was refused unchanged (503).
+//! repeated acknowledgement is answered with the route). A route is created
+//! with an idempotency key, so its creation is as safe to repeat: the
+//! service answers a repeat with the route the key created. Creating a
+//! profile (the demo's) is repeated only when the request surely never
+//! arrived (the connection failed) or was refused unchanged (503).
 
 use app::api::{ApiError, ErrorCode};
 use app::ids::{Generation, ProfileId, RouteId};
@@ -164,7 +166,19 @@ impl Service {
         reference: &str,
     ) -> Result<RouteSnapshot> {
         let body = json!({"profile_id": profile_id, "caller": {"kind": caller, "ref": reference}});
-        self.create("/routes", body).await
+        // One key for every try of this creation: a try whose answer was
+        // lost (the connection closed after the request arrived) is
+        // answered by the next with the route it created.
+        let key = uuid::Uuid::new_v4().to_string();
+        self.send(
+            reqwest::Method::POST,
+            "/routes",
+            Some(body),
+            None,
+            Repeat::Always,
+            Some(&key),
+        )
+        .await
     }
 
     pub async fn route(&self, id: &RouteId) -> Result<RouteSnapshot> {
@@ -280,7 +294,8 @@ impl Service {
         body: Option<Value>,
         timeout: Option<Duration>,
     ) -> Result<T> {
-        self.send(method, path, body, timeout, Repeat::Always).await
+        self.send(method, path, body, timeout, Repeat::Always, None)
+            .await
     }
 
     /// `call` for a request that must not be applied twice.
@@ -291,6 +306,7 @@ impl Service {
             Some(body),
             None,
             Repeat::IfNotSent,
+            None,
         )
         .await
     }
@@ -302,6 +318,7 @@ impl Service {
         body: Option<Value>,
         timeout: Option<Duration>,
         repeat: Repeat,
+        idempotency_key: Option<&str>,
     ) -> Result<T> {
         let url = format!("{}/api/v1{path}", self.base);
         let give_up = tokio::time::Instant::now() + UNREACHABLE_PATIENCE;
@@ -313,6 +330,9 @@ impl Service {
                 .timeout(timeout.unwrap_or(Duration::from_secs(30)));
             if let Some(token) = &self.token {
                 request = request.bearer_auth(token);
+            }
+            if let Some(key) = idempotency_key {
+                request = request.header("Idempotency-Key", key);
             }
             if let Some(b) = &body {
                 request = request.json(b);

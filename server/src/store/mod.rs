@@ -34,7 +34,8 @@ pub use access::{AccessStore, TokenRow, UserRow};
 pub use postgres::{CommitListener, Heard, PgStore};
 pub use rows::{
     Announcement, AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit,
-    DispatchRow, EventRow, RouteFilter, RouteRow, ScheduleRow, StateCounts, UnknownRow,
+    DispatchRow, EventRow, RouteFilter, RouteKeyRow, RouteRow, ScheduleRow, StateCounts,
+    UnknownRow,
 };
 pub use sqlite::{LockError, ServerLock, SqliteStore, Synchronous};
 
@@ -185,6 +186,9 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     async fn commit_all(&self, commits: &[Commit]) -> Vec<Result<i64>>;
 
     async fn get_route(&self, id: &str) -> Result<Option<RouteRow>>;
+
+    /// The route `scope` created with idempotency key `key`, if any.
+    async fn get_route_key(&self, scope: &str, key: &str) -> Result<Option<RouteKeyRow>>;
 
     /// A route and its profile (`None` when the profile is gone), read
     /// together: what deciding on a failure needs, in one round trip.

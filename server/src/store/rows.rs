@@ -172,9 +172,23 @@ pub struct Commit {
     /// Circuit changes the transition causes, each fenced by its version;
     /// a moved-on circuit answers `StaleCircuit` and nothing is written.
     pub circuits: Vec<CircuitWrite>,
+    /// A new route's idempotency key, inserted with it; a key already
+    /// taken answers `AlreadyExists` and nothing is written.
+    pub route_key: Option<RouteKeyRow>,
     pub event_kind: String,
     /// The event's payload (a route snapshot), without its id.
     pub event_payload: String,
+}
+
+/// The idempotency key a route was created with (`route_keys`): who sent
+/// it, the key, the route, and the creation request in canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RouteKeyRow {
+    pub scope: String,
+    pub key: String,
+    pub route_id: String,
+    pub request: String,
+    pub created_at: i64,
 }
 
 /// Filter for listing routes.

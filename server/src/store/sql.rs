@@ -380,6 +380,21 @@ macro_rules! impl_store {
                 Ok(row)
             }
 
+            async fn get_route_key(
+                &self,
+                scope: &str,
+                key: &str,
+            ) -> $crate::store::Result<Option<$crate::store::RouteKeyRow>> {
+                Ok(sqlx::query_as(
+                    "SELECT scope, key, route_id, request, created_at FROM route_keys \
+                     WHERE scope = $1 AND key = $2",
+                )
+                .bind(scope)
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?)
+            }
+
             async fn get_route_and_profile(
                 &self,
                 id: &str,

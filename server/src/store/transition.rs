@@ -39,6 +39,9 @@ pub(crate) enum Miss {
     Stale { generation: i64 },
     /// A circuit moved on.
     Circuit { key: String },
+    /// The new route's idempotency key is taken (by a route committed
+    /// first, in this batch or another).
+    Key,
 }
 
 impl Miss {
@@ -54,6 +57,7 @@ impl Miss {
                 current: generation,
             },
             Miss::Circuit { key } => StoreError::StaleCircuit { key },
+            Miss::Key => StoreError::AlreadyExists,
         }
     }
 }
@@ -85,6 +89,14 @@ const INSERT_ROUTE: &str = concat!(
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
 );
+
+/// `DO NOTHING` rather than a unique violation: a member whose key is
+/// taken touches no row and answers alone, on both engines alike (on
+/// PostgreSQL it waits for another server's insert of the key to commit
+/// or roll back first).
+const INSERT_ROUTE_KEY: &str =
+    "INSERT INTO route_keys (scope, key, route_id, request, created_at) \
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING";
 
 const UPDATE_ROUTE: &str =
     "UPDATE routes SET id = $1, profile_id = $2, caller_kind = $3, caller_ref = $4, \
@@ -194,6 +206,19 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
             }
         }
     });
+    if let Some(k) = &c.route_key {
+        out.push(Statement {
+            sql: INSERT_ROUTE_KEY,
+            params: vec![
+                Text(&k.scope),
+                Text(&k.key),
+                Text(&k.route_id),
+                Text(&k.request),
+                Int(k.created_at),
+            ],
+            check: Check::One(Miss::Key),
+        });
+    }
     let taken = || {
         Check::One(Miss::Stale {
             generation: route.generation,
@@ -460,6 +485,29 @@ mod tests {
             statements(&Commit::default()),
             Err(StoreError::Unavailable(_))
         ));
+    }
+
+    #[test]
+    fn an_idempotency_key_is_inserted_with_its_route_and_a_taken_one_refuses_it() {
+        let c = Commit {
+            route: Some(route()),
+            route_key: Some(crate::store::RouteKeyRow {
+                scope: "tok_1".into(),
+                key: "k".into(),
+                route_id: "r".into(),
+                request: "{}".into(),
+                created_at: 1,
+            }),
+            ..Commit::default()
+        };
+        let list = statements(&c).unwrap();
+        assert_eq!(list[0].sql, INSERT_ROUTE);
+        assert_eq!(
+            (list[1].sql, &list[1].check),
+            (INSERT_ROUTE_KEY, &Check::One(Miss::Key))
+        );
+        assert_eq!(placeholders(INSERT_ROUTE_KEY), list[1].params.len());
+        assert!(matches!(Miss::Key.error(None), StoreError::AlreadyExists));
     }
 
     #[test]

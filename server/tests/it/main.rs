@@ -58,6 +58,7 @@ mod routes_attempts;
 mod routes_circuits;
 mod routes_corrupt;
 mod routes_crash;
+mod routes_keys;
 mod routes_races;
 mod routes_scenarios;
 mod runner_agents;
