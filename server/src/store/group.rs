@@ -34,6 +34,14 @@ use tokio::sync::{mpsc, oneshot};
 /// PostgreSQL's event-order lock) never keeps another writer out for long.
 pub(crate) const MAX_BATCH: usize = 64;
 
+/// The longest the writer waits for one batch (a batch takes
+/// milliseconds; a slow database, seconds). A database host that vanished
+/// without closing the socket would hold the writer — and every transition
+/// queued behind it — until the OS gave up on the connection, many minutes
+/// later; the batch is given up first. Whether it committed is not known
+/// then, so every member answers unavailable, as for a failed `COMMIT`.
+pub(crate) const BATCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The savepoint each member runs under (one at a time, so one name).
 pub(crate) const SAVEPOINT: &str = "SAVEPOINT member";
 /// A member committed: keep its writes, open the next member's savepoint.

@@ -172,14 +172,17 @@ impl PgStore {
             // connection (many minutes): the batch is given up first.
             // Whether it committed is not known then, so every member
             // answers unavailable, and the connection is not kept.
-            let outcome = tokio::time::timeout(BATCH_TIMEOUT, pg_batch::write(&mut conn, commits))
-                .await
-                .unwrap_or_else(|_| {
-                    SetBased::Unknown(super::StoreError::Unavailable(format!(
-                        "the database did not finish a batch within {} s",
-                        BATCH_TIMEOUT.as_secs()
-                    )))
-                });
+            let outcome = tokio::time::timeout(
+                super::group::BATCH_TIMEOUT,
+                pg_batch::write(&mut conn, commits),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                SetBased::Unknown(super::StoreError::Unavailable(format!(
+                    "the database did not finish a batch within {} s",
+                    super::group::BATCH_TIMEOUT.as_secs()
+                )))
+            });
             match outcome {
                 SetBased::Committed(_) | SetBased::Missed | SetBased::Failed(_) => {
                     *slot = Some((conn, std::time::Instant::now()))
@@ -315,12 +318,8 @@ static ROUTE_FOR_DECISION_AND_TOKEN: std::sync::LazyLock<String> = std::sync::La
     )
 });
 
-/// The longest the writer task waits for one set-based batch on its own
-/// connection (a batch takes milliseconds; a slow database, seconds).
-const BATCH_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// `statement_timeout` on the writer's own connection, in ms: shorter
-/// than [`BATCH_TIMEOUT`], so PostgreSQL cancels a statement the writer
+/// than [`super::group::BATCH_TIMEOUT`], so PostgreSQL cancels a statement the writer
 /// is about to abandon.
 const STATEMENT_TIMEOUT_MS: &str = "25000";
 

@@ -731,7 +731,19 @@ macro_rules! impl_store {
                     Some(w) => Some(w.lock().await),
                     None => None,
                 };
-                match Self::try_batch(pool, commits).await {
+                // Bounded like the set-based batch (see `group::BATCH_TIMEOUT`);
+                // an abandoned transaction is rolled back when sqlx next
+                // uses (or closes) its connection.
+                let limit = $crate::store::group::BATCH_TIMEOUT;
+                let batch = tokio::time::timeout(limit, Self::try_batch(pool, commits))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err($crate::store::StoreError::Unavailable(format!(
+                            "the database did not finish a batch within {} s",
+                            limit.as_secs()
+                        )))
+                    });
+                match batch {
                     Ok(answers) => answers,
                     Err(e) => {
                         tracing::warn!(error = %e, members = commits.len(), "a batch of route transitions failed");
