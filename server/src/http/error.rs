@@ -171,6 +171,12 @@ impl From<StoreError> for HttpError {
                 ErrorCode::AlreadyExists,
                 "The record already exists.".into(),
             ),
+            // The route service answers a taken key with its route; this
+            // is only what it would mean anywhere else.
+            StoreError::KeyTaken => HttpError::Conflict(
+                ErrorCode::AlreadyExists,
+                "The idempotency key is already another route's.".into(),
+            ),
             StoreError::Unavailable(d) => HttpError::Unavailable(d),
         }
     }

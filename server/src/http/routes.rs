@@ -58,7 +58,8 @@ impl From<RouteError> for HttpError {
         description = "1 to 255 visible ASCII characters, e.g. a UUID; the caller's own")),
     responses((status = 201, description = "created", body = RouteSnapshot),
               (status = 200, description = "the route this idempotency key created earlier",
-               body = RouteSnapshot),
+               body = RouteSnapshot,
+               headers(("Idempotent-Replayed" = String, description = "`true`: an earlier creation's route"))),
               (status = 403, body = ApiError),
               (status = 404, body = ApiError), (status = 409, body = ApiError),
               (status = 422, body = ApiError)))]

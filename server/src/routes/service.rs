@@ -310,15 +310,17 @@ impl Routes {
                 Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
                 // Answers come after their batch commits, so the route
                 // that took the key is there to be read.
-                Err(RouteError::Store(StoreError::AlreadyExists)) if key.is_some() => {
-                    let (k, request) = key.as_ref().zip(request.as_ref()).expect("checked");
+                Err(RouteError::Store(StoreError::KeyTaken)) => {
+                    let (k, request) = key.as_ref().zip(request.as_ref()).ok_or_else(|| {
+                        RouteError::Corrupt("a key was taken by a creation without one".into())
+                    })?;
                     return match self.replay(k, request).await? {
                         Some(replay) => Ok((replay, Creation::Replayed)),
-                        None => Err(RouteError::Conflict(
-                            "this idempotency key was taken and then released; \
-                             create the route again"
-                                .into(),
-                        )),
+                        // Keys are never deleted: a taken key reads back.
+                        None => Err(RouteError::Corrupt(format!(
+                            "idempotency key `{}` was taken, yet names no route",
+                            k.key.as_str()
+                        ))),
                     };
                 }
                 other => return other.map(|route| (route, Creation::Created)),

@@ -34,8 +34,10 @@ use tokio::sync::{mpsc, oneshot};
 /// PostgreSQL's event-order lock) never keeps another writer out for long.
 pub(crate) const MAX_BATCH: usize = 64;
 
-/// The longest the writer waits for one batch (a batch takes
-/// milliseconds; a slow database, seconds). A database host that vanished
+/// The longest PostgreSQL's writer (and an SQLite store without a file of
+/// its own: in memory, or a test's read-only view) waits for one batch (a batch takes milliseconds; a
+/// slow database, seconds); the SQLite file's writer thread is bounded by
+/// its busy timeout on a local disk instead. A database host that vanished
 /// without closing the socket would hold the writer — and every transition
 /// queued behind it — until the OS gave up on the connection, many minutes
 /// later; the batch is given up first. Whether it committed is not known

@@ -59,6 +59,10 @@ pub enum StoreError {
     StaleCircuit { key: String },
     #[error("already exists")]
     AlreadyExists,
+    /// A new route's idempotency key is already another route's: nothing
+    /// was written; that route is the answer.
+    #[error("the idempotency key is taken")]
+    KeyTaken,
     /// The database cannot be reached or written (read-only, disk full,
     /// connection lost). Nothing was changed.
     #[error("the database is unavailable: {0}")]

@@ -318,6 +318,18 @@ static ROUTE_FOR_DECISION_AND_TOKEN: std::sync::LazyLock<String> = std::sync::La
     )
 });
 
+/// What a batch committed member by member runs first, in one statement:
+/// the transaction-scoped lock that serialises event inserts, so ids
+/// commit in order (the stream never skips an id that commits late), and
+/// for the rest of the transaction (`set_config(…, true)` is `SET LOCAL`)
+/// the writer's `statement_timeout`, so a batch the writer gives up
+/// ([`super::group::BATCH_TIMEOUT`]) is cancelled by PostgreSQL first and
+/// its locks go with it, instead of holding the event-order lock for every
+/// batch after it. The pool's connections have no timeout of their own (a
+/// long read is not a stuck one).
+const ORDER_EVENTS: &str =
+    "SELECT set_config('statement_timeout', '25000', true), pg_advisory_xact_lock(7261001)";
+
 /// `statement_timeout` on the writer's own connection, in ms: shorter
 /// than [`super::group::BATCH_TIMEOUT`], so PostgreSQL cancels a statement the writer
 /// is about to abandon.
@@ -369,9 +381,7 @@ impl_store!(
     sqlx::Postgres,
     Engine::Postgres,
     begin = "BEGIN",
-    // One transaction-scoped lock serialises event inserts so ids commit
-    // in order; the stream never skips an id that commits late.
-    order_events = "SELECT pg_advisory_xact_lock(7261001)",
+    order_events = ORDER_EVENTS,
     skip_locked = "FOR UPDATE SKIP LOCKED",
     // `now()` is the transaction's start: one instant per statement here.
     db_now = "(FLOOR(EXTRACT(EPOCH FROM now()) * 1000))::BIGINT",
@@ -381,6 +391,15 @@ impl_store!(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_batch_member_by_member_carries_the_writers_statement_timeout() {
+        let setting = format!(
+            "set_config('statement_timeout', '{}', true)",
+            super::STATEMENT_TIMEOUT_MS
+        );
+        assert!(super::ORDER_EVENTS.starts_with(&format!("SELECT {setting}")));
+    }
+
     #[test]
     fn commits_are_announced_on_the_channel_listened_to() {
         let source = include_str!("postgres.rs");

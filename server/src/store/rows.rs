@@ -173,7 +173,7 @@ pub struct Commit {
     /// a moved-on circuit answers `StaleCircuit` and nothing is written.
     pub circuits: Vec<CircuitWrite>,
     /// A new route's idempotency key, inserted with it; a key already
-    /// taken answers `AlreadyExists` and nothing is written.
+    /// taken answers `KeyTaken` and nothing is written.
     pub route_key: Option<RouteKeyRow>,
     pub event_kind: String,
     /// The event's payload (a route snapshot), without its id.

@@ -739,7 +739,7 @@ macro_rules! impl_store {
                     .await
                     .unwrap_or_else(|_| {
                         Err($crate::store::StoreError::Unavailable(format!(
-                            "the database did not finish a batch within {} s",
+                            "the database did not finish a batch within {} s; it may still commit",
                             limit.as_secs()
                         )))
                     });

@@ -57,7 +57,7 @@ impl Miss {
                 current: generation,
             },
             Miss::Circuit { key } => StoreError::StaleCircuit { key },
-            Miss::Key => StoreError::AlreadyExists,
+            Miss::Key => StoreError::KeyTaken,
         }
     }
 }
@@ -507,7 +507,7 @@ mod tests {
             (INSERT_ROUTE_KEY, &Check::One(Miss::Key))
         );
         assert_eq!(placeholders(INSERT_ROUTE_KEY), list[1].params.len());
-        assert!(matches!(Miss::Key.error(None), StoreError::AlreadyExists));
+        assert!(matches!(Miss::Key.error(None), StoreError::KeyTaken));
     }
 
     #[test]
