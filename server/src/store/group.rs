@@ -188,7 +188,7 @@ pub(crate) fn failed_batch(members: usize, error: &StoreError) -> Vec<Result<i64
     (0..members)
         .map(|_| {
             Err(StoreError::Unavailable(format!(
-                "{detail} (the transaction this transition was committed in, with others, failed)"
+                "{detail} (the transaction this transition was committed in, with others, did not finish)"
             )))
         })
         .collect()

@@ -588,6 +588,74 @@ async fn a_plain_batch_takes_the_event_order_lock_before_its_routes_on_postgres(
     assert_eq!(generation(&s, "b").await, Some(2));
 }
 
+/// A batch committed member by member that is stuck (here on a route row
+/// another transaction holds) is cancelled by PostgreSQL after the
+/// writer's `statement_timeout` (25 s): its member answers unavailable
+/// alone, and the event-order lock it held goes with it, so the next batch
+/// commits while the row is still held. Without the timeout the writer
+/// would give the batch up at 30 s and leave it waiting, the lock held,
+/// for every batch after it. About 25 s.
+#[tokio::test]
+async fn a_stuck_batch_is_cancelled_and_lets_the_next_commit_on_postgres() {
+    let db = TestDb::new(Engine::Postgres).await;
+    let s = db.store.clone();
+    for answer in s.commit_all(&[open("a"), open("b")]).await {
+        answer.unwrap();
+    }
+    let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+    sqlx::query("SELECT 1 FROM routes WHERE id = 'a' FOR UPDATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    // Consuming a schedule makes it a batch committed member by member.
+    let stuck = {
+        let s = s.clone();
+        let mut c = advance("a", 1, "a-2");
+        c.fire_schedule = Some("a-1".into());
+        tokio::spawn(async move { s.commit_all(&[c]).await })
+    };
+    let mut other = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let waiting = "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+                   AND datname = current_database()";
+    let since = std::time::Instant::now();
+    while sqlx::query_scalar::<_, i64>(waiting)
+        .fetch_one(&mut other)
+        .await
+        .unwrap()
+        == 0
+    {
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(20),
+            "the batch never waited for the route's row"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let next = {
+        let s = s.clone();
+        tokio::spawn(async move { s.commit_all(&[advance("b", 1, "b-2")]).await })
+    };
+    let bound = std::time::Duration::from_secs(60);
+    let answers = tokio::time::timeout(bound, stuck)
+        .await
+        .expect("the stuck batch answers")
+        .unwrap();
+    match &answers[..] {
+        [Err(StoreError::Unavailable(m))] => {
+            assert!(m.contains("statement timeout"), "{m}")
+        }
+        other => panic!("the stuck member answered {other:?}"),
+    }
+    let answers = tokio::time::timeout(bound, next)
+        .await
+        .expect("the next batch commits while the row is still held")
+        .unwrap();
+    assert!(matches!(answers[..], [Ok(_)]), "{answers:?}");
+    assert_eq!(generation(&s, "b").await, Some(2));
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    assert_eq!(generation(&s, "a").await, Some(1));
+}
+
 on_both_engines!(
     flavor = multi_thread;
     a_plain_batch_commits_every_member_with_its_own_rows,
