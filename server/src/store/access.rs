@@ -108,6 +108,7 @@ macro_rules! impl_access {
         #[async_trait]
         impl AccessStore for $store {
             async fn insert_token(&self, row: &TokenRow) -> Result<()> {
+                self.health()?;
                 let _w = self.writer().await;
                 sqlx::query(&format!(
                     "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
@@ -133,6 +134,7 @@ macro_rules! impl_access {
             }
 
             async fn revoke_token(&self, id_or_name: &str, now_ms: i64) -> Result<Vec<TokenRow>> {
+                self.health()?;
                 let _w = self.writer().await;
                 let rows: Vec<TokenTuple> = sqlx::query_as(&format!(
                     "UPDATE api_tokens SET revoked_at = $1 \
@@ -166,6 +168,7 @@ macro_rules! impl_access {
             }
 
             async fn insert_user(&self, row: &UserRow) -> Result<()> {
+                self.health()?;
                 let _w = self.writer().await;
                 sqlx::query(&format!(
                     "INSERT INTO users ({USER_COLUMNS}) VALUES ($1, $2, $3, $4)"
@@ -195,6 +198,7 @@ macro_rules! impl_access {
                 user_id: &str,
                 expires_at_ms: i64,
             ) -> Result<()> {
+                self.health()?;
                 let _w = self.writer().await;
                 sqlx::query(
                     "INSERT INTO sign_in_links (secret_hash, user_id, expires_at) VALUES ($1, $2, $3)",
@@ -212,6 +216,7 @@ macro_rules! impl_access {
                 secret_hash: &str,
                 now_ms: i64,
             ) -> Result<Option<UserRow>> {
+                self.health()?;
                 let _w = self.writer().await;
                 let link: Option<(String, i64)> = sqlx::query_as(
                     "DELETE FROM sign_in_links WHERE secret_hash = $1 RETURNING user_id, expires_at",
@@ -241,6 +246,7 @@ macro_rules! impl_access {
                 created_at_ms: i64,
                 expires_at_ms: i64,
             ) -> Result<()> {
+                self.health()?;
                 let _w = self.writer().await;
                 sqlx::query(
                     "INSERT INTO sessions (secret_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
@@ -271,6 +277,7 @@ macro_rules! impl_access {
             }
 
             async fn delete_session(&self, secret_hash: &str) -> Result<()> {
+                self.health()?;
                 let _w = self.writer().await;
                 sqlx::query("DELETE FROM sessions WHERE secret_hash = $1")
                     .bind(secret_hash)

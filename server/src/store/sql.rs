@@ -74,6 +74,11 @@ pub(crate) fn select_dispatches(rest: &str) -> String {
 /// pinned); `$notify`, when not empty, announces a commit to every server
 /// on the database, inside the transaction (bound to the
 /// [`Announcement`](super::Announcement) payload).
+///
+/// Every write begins with `self.health()?`: once SQLite's log has failed
+/// a flush, a write through the pool, which SQLite flushes itself, could
+/// commit after a hole in the log (see `sqlite_log`), so it is refused
+/// like a route transition. PostgreSQL's store is always healthy here.
 macro_rules! impl_store {
     ($store:ty, $db:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr, db_now = $db_now:expr, notify = $notify:expr) => {
         impl $store {
@@ -140,6 +145,7 @@ macro_rules! impl_store {
                 &self,
                 row: &$crate::store::ProfileRow,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
+                self.health()?;
                 sqlx::query(
                     "INSERT INTO profiles (id, name, revision, document, created_at, updated_at)
                      VALUES ($1, $2, 1, $3, $4, $5)",
@@ -165,6 +171,7 @@ macro_rules! impl_store {
                 document: &str,
                 now_ms: i64,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
+                self.health()?;
                 let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 let updated = sqlx::query(
@@ -206,6 +213,7 @@ macro_rules! impl_store {
                 revision: i64,
                 document: &str,
             ) -> $crate::store::Result<()> {
+                self.health()?;
                 sqlx::query("UPDATE profiles SET document = $1 WHERE id = $2 AND revision = $3")
                     .bind(document)
                     .bind(id)
@@ -220,6 +228,7 @@ macro_rules! impl_store {
                 id: &str,
                 expected_revision: Option<i64>,
             ) -> $crate::store::Result<()> {
+                self.health()?;
                 let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 let current: Option<i64> =
@@ -250,6 +259,7 @@ macro_rules! impl_store {
             }
 
             async fn set_setting_once(&self, key: &str, value: &str) -> $crate::store::Result<bool> {
+                self.health()?;
                 let inserted = sqlx::query(
                     "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
                 )
@@ -266,6 +276,7 @@ macro_rules! impl_store {
                 u: &$crate::store::UnknownRow,
                 capacity: i64,
             ) -> $crate::store::Result<()> {
+                self.health()?;
                 let _writer = self.writer().await;
                 let mut tx = self.pool.begin_with($begin).await?;
                 // One statement for the common case (a known entry counts up).
@@ -493,6 +504,7 @@ macro_rules! impl_store {
                 claim_ms: i64,
                 limit: i64,
             ) -> $crate::store::Result<Vec<$crate::store::ScheduleRow>> {
+                self.health()?;
                 // Most looks find nothing due: answer those with a read,
                 // without a write transaction (SQLite's one write lock; a
                 // read-only database still starts and serves reads).
@@ -556,6 +568,7 @@ macro_rules! impl_store {
             }
 
             async fn void_schedule(&self, id: &str) -> $crate::store::Result<()> {
+                self.health()?;
                 let _writer = self.writer().await;
                 sqlx::query("UPDATE schedules SET state = 'void' WHERE id = $1 AND state = 'armed'")
                     .bind(id)
@@ -577,6 +590,7 @@ macro_rules! impl_store {
                 at_ms: Option<i64>,
                 lease_ms: i64,
             ) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
+                self.health()?;
                 let route = f.route_id.clone().unwrap_or_default();
                 let caller = f.caller_kind.clone().unwrap_or_default();
                 let sql = format!(

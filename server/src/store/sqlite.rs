@@ -426,6 +426,83 @@ mod tests {
         );
     }
 
+    /// After a failed flush of the log, the writes that go through the
+    /// pool (SQLite flushing them itself) are refused as route transitions
+    /// are, and write nothing; reads still answer.
+    #[tokio::test]
+    async fn after_a_failed_flush_every_write_is_refused_and_reads_answer() {
+        use crate::store::{AccessStore, ClaimFilter, Store, TokenRow};
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("x.db").display());
+        let store = SqliteStore::connect(&url).await.unwrap();
+        let profile = |id: &str| crate::store::ProfileRow {
+            id: id.into(),
+            name: id.into(),
+            revision: 1,
+            document: "[]".into(),
+            created_at_ms: 1,
+            updated_at_ms: 1,
+        };
+        store.insert_profile(&profile("before")).await.unwrap();
+        let target = store.target.clone().expect("a file by name");
+        target.log.fail_with(&std::io::Error::other("EIO"));
+
+        let refused = |r: Result<()>, what: &str| match r {
+            Err(StoreError::Unavailable(why)) => assert!(why.contains("EIO"), "{what}: {why}"),
+            other => panic!("{what} answered {other:?}"),
+        };
+        refused(
+            store.insert_profile(&profile("after")).await.map(drop),
+            "insert_profile",
+        );
+        refused(
+            store
+                .update_profile("before", 1, "b", "[]", 2)
+                .await
+                .map(drop),
+            "update_profile",
+        );
+        refused(store.delete_profile("before", None).await, "delete_profile");
+        refused(
+            store.set_setting_once("k", "v").await.map(drop),
+            "set_setting_once",
+        );
+        refused(
+            store.claim_due_schedules(Some(0), 1, 1).await.map(drop),
+            "claim_due_schedules",
+        );
+        refused(store.void_schedule("s").await, "void_schedule");
+        let filter = ClaimFilter {
+            limit: 1,
+            ..ClaimFilter::default()
+        };
+        refused(
+            store.claim_dispatches(&filter, Some(0), 1).await.map(drop),
+            "claim_dispatches",
+        );
+        let token = TokenRow {
+            id: "t".into(),
+            name: "t".into(),
+            secret_hash: "h".into(),
+            permissions: "".into(),
+            created_at_ms: 1,
+            revoked_at_ms: None,
+        };
+        refused(store.insert_token(&token).await, "insert_token");
+        refused(store.revoke_token("t", 2).await.map(drop), "revoke_token");
+        refused(store.delete_session("h").await, "delete_session");
+
+        let names: Vec<String> = store
+            .list_profiles()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|p| p.id)
+            .collect();
+        assert_eq!(names, ["before"], "nothing was written, and reads answer");
+        assert_eq!(store.get_setting("k").await.unwrap(), None);
+    }
+
     #[tokio::test]
     async fn every_connection_to_the_file_commits_as_the_url_says() {
         let dir = tempfile::tempdir().unwrap();

@@ -21,7 +21,9 @@
 //!   a later flush succeeds without them, and the log's checksum chain
 //!   ends at the hole, so a crash would lose every commit after it. So
 //!   once a flush fails, every later one fails too (every route
-//!   transition answers unavailable, and `/readyz` says why) until the
+//!   transition answers unavailable, and so does every write through the
+//!   pool, which SQLite flushes itself: its flush would succeed without
+//!   the lost pages; `/readyz` says why) until the
 //!   service is restarted, as PostgreSQL stops on a failed flush of its
 //!   own log. Only the flush itself: a log that could not be looked at or
 //!   opened fails that one flush, having lost nothing.
@@ -157,7 +159,7 @@ impl Log {
     }
 
     /// As if a flush had failed with `e`.
-    fn fail_with(&self, e: &io::Error) {
+    pub(crate) fn fail_with(&self, e: &io::Error) {
         self.failed.set(e.to_string()).unwrap();
     }
 }
