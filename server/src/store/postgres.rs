@@ -325,10 +325,15 @@ static ROUTE_FOR_DECISION_AND_TOKEN: std::sync::LazyLock<String> = std::sync::La
 /// the writer's `statement_timeout`, so a batch the writer gives up
 /// ([`super::group::BATCH_TIMEOUT`]) is cancelled by PostgreSQL first and
 /// its locks go with it, instead of holding the event-order lock for every
-/// batch after it. The pool's connections have no timeout of their own (a
-/// long read is not a stuck one).
-const ORDER_EVENTS: &str =
-    "SELECT set_config('statement_timeout', '25000', true), pg_advisory_xact_lock(7261001)";
+/// batch after it. Likewise `idle_in_transaction_session_timeout`: a
+/// server whose host stopped mid-batch (frozen, or cut off without its
+/// socket closing) would leave the transaction open, holding that lock for
+/// every server on the database until TCP gave up on it (hours); PostgreSQL
+/// ends such a session after 25 s idle instead. The pool's connections
+/// have no timeouts of their own (a long read is not a stuck one).
+const ORDER_EVENTS: &str = "SELECT set_config('statement_timeout', '25000', true), \
+     set_config('idle_in_transaction_session_timeout', '25000', true), \
+     pg_advisory_xact_lock(7261001)";
 
 /// `statement_timeout` on the writer's own connection, in ms: shorter
 /// than [`super::group::BATCH_TIMEOUT`], so PostgreSQL cancels a statement the writer
@@ -398,6 +403,11 @@ mod tests {
             super::STATEMENT_TIMEOUT_MS
         );
         assert!(super::ORDER_EVENTS.starts_with(&format!("SELECT {setting}")));
+        let idle = format!(
+            "set_config('idle_in_transaction_session_timeout', '{}', true)",
+            super::STATEMENT_TIMEOUT_MS
+        );
+        assert!(super::ORDER_EVENTS.contains(&idle));
     }
 
     #[test]

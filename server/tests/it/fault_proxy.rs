@@ -2,7 +2,8 @@
 //! the database itself (other tests share the system PostgreSQL):
 //!
 //! - [`FaultProxy`]: a TCP proxy on 127.0.0.1 in front of a database port
-//!   that can add latency, and go down — cut every connection and refuse
+//!   that can add latency, freeze one connection's requests mid-session
+//!   (a client host that stopped without closing its socket), and go down — cut every connection and refuse
 //!   new ones (its port is closed, so connecting fails as it does with a
 //!   stopped server) — then come up again on the same port. To the service
 //!   that is PostgreSQL stopped and restarted.
@@ -33,6 +34,10 @@ pub struct FaultProxy {
 struct Shared {
     /// Added before every chunk is passed on, in each direction (ms).
     latency_ms: AtomicU64,
+    /// The next request chunk containing these bytes is not passed on,
+    /// nor anything after it on that connection (see
+    /// [`FaultProxy::freeze_requests_at`]).
+    freeze_at: Mutex<Option<Vec<u8>>>,
 }
 
 struct Accepting {
@@ -51,6 +56,7 @@ impl FaultProxy {
             upstream,
             shared: Arc::new(Shared {
                 latency_ms: AtomicU64::new(0),
+                freeze_at: Mutex::new(None),
             }),
             accepting: Mutex::new(None),
         };
@@ -81,6 +87,15 @@ impl FaultProxy {
         self.shared
             .latency_ms
             .store(latency.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// The first connection to send a request chunk containing `pattern`
+    /// is frozen there: that chunk and every later one from its client is
+    /// held back, its socket left open both ways, as if the client's host
+    /// had stopped mid-session. The server's answers still pass, and when
+    /// the server closes the connection the client's side is closed too.
+    pub fn freeze_requests_at(&self, pattern: &[u8]) {
+        *self.shared.freeze_at.lock().unwrap() = Some(pattern.to_vec());
     }
 
     /// The database goes away: every connection is cut and the port
@@ -135,8 +150,8 @@ impl FaultProxy {
                     // Dropping both halves of both sockets closes them: that
                     // is the cut.
                     tokio::select! {
-                        _ = pipe(cr, sw, shared.clone()) => {}
-                        _ = pipe(sr, cw, shared) => {}
+                        _ = pipe(cr, sw, shared.clone(), true) => {}
+                        _ = pipe(sr, cw, shared, false) => {}
                         _ = stop.cancelled() => {}
                     }
                 });
@@ -154,11 +169,13 @@ impl Drop for FaultProxy {
     }
 }
 
-/// Copies `from` to `to`, waiting the current latency before each chunk.
+/// Copies `from` to `to`, waiting the current latency before each chunk;
+/// `requests` (client to server) may freeze at the pattern set.
 async fn pipe(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     shared: Arc<Shared>,
+    requests: bool,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -166,6 +183,11 @@ async fn pipe(
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        if requests && freezes_at(&shared, &buf[..n]) {
+            // Both sockets stay open: only the other direction ending (the
+            // server closing) ends this connection.
+            std::future::pending::<()>().await;
+        }
         let latency = shared.latency_ms.load(Ordering::SeqCst);
         if latency > 0 {
             tokio::time::sleep(Duration::from_millis(latency)).await;
@@ -174,6 +196,19 @@ async fn pipe(
             return;
         }
     }
+}
+
+/// Whether `chunk` holds the freeze pattern set; if so, the pattern is
+/// spent (only one connection freezes).
+fn freezes_at(shared: &Shared, chunk: &[u8]) -> bool {
+    let mut freeze_at = shared.freeze_at.lock().unwrap();
+    let hit = freeze_at
+        .as_deref()
+        .is_some_and(|p| chunk.windows(p.len()).any(|w| w == p));
+    if hit {
+        *freeze_at = None;
+    }
+    hit
 }
 
 /// A PostgreSQL cluster of its own, in a temporary directory, on a free

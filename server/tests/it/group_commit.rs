@@ -6,6 +6,7 @@
 //! `commit_all` is the batch the store's writer commits; `commit` from
 //! many tasks goes through the writer's queue.
 
+use crate::fault_proxy::FaultProxy;
 use crate::support::{Engine, TestDb};
 use server::store::{AttemptRow, Commit, DynStore, RouteRow, ScheduleRow, StoreError};
 use sqlx::Connection;
@@ -654,6 +655,69 @@ async fn a_stuck_batch_is_cancelled_and_lets_the_next_commit_on_postgres() {
     assert_eq!(generation(&s, "b").await, Some(2));
     sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
     assert_eq!(generation(&s, "a").await, Some(1));
+}
+
+/// A server whose host stops mid-batch — its requests frozen right after
+/// the batch took the event-order lock, its socket left open — does not
+/// hold that lock for every other server on the database: PostgreSQL ends
+/// the idle transaction after 25 s (`idle_in_transaction_session_timeout`,
+/// set by the batch for itself), and another server's batch commits. The
+/// stopped server's member answers unavailable. Without the setting the
+/// other server waits as long as TCP keeps the dead session. About 25 s.
+#[tokio::test]
+async fn a_batch_whose_server_stopped_mid_transaction_lets_others_commit_on_postgres() {
+    let db = TestDb::new(Engine::Postgres).await;
+    let direct = db.store.clone();
+    for answer in direct.commit_all(&[open("a"), open("b")]).await {
+        answer.unwrap();
+    }
+    let proxy = FaultProxy::start(crate::faults::socket_of(&db.url)).await;
+    let stopping = server::store::connect(&proxy.url_through(&db.url))
+        .await
+        .unwrap();
+    // What a batch sends right after taking the lock (see `group`).
+    proxy.freeze_requests_at(b"SAVEPOINT member");
+    let stuck = {
+        let mut c = advance("a", 1, "a-2");
+        c.fire_schedule = Some("a-1".into());
+        tokio::spawn(async move { stopping.commit_all(&[c]).await })
+    };
+    let mut other = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    let idle = "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle in transaction' \
+                AND datname = current_database()";
+    let since = std::time::Instant::now();
+    while sqlx::query_scalar::<_, i64>(idle)
+        .fetch_one(&mut other)
+        .await
+        .unwrap()
+        == 0
+    {
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(20),
+            "the batch never stopped inside its transaction"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let next = {
+        let direct = direct.clone();
+        tokio::spawn(async move { direct.commit_all(&[advance("b", 1, "b-2")]).await })
+    };
+    let bound = std::time::Duration::from_secs(60);
+    let answers = tokio::time::timeout(bound, next)
+        .await
+        .expect("another server's batch commits once PostgreSQL ends the idle one")
+        .unwrap();
+    assert!(matches!(answers[..], [Ok(_)]), "{answers:?}");
+    assert_eq!(generation(&direct, "b").await, Some(2));
+    let answers = tokio::time::timeout(bound, stuck)
+        .await
+        .expect("the stopped server's batch answers")
+        .unwrap();
+    assert!(
+        matches!(answers[..], [Err(StoreError::Unavailable(_))]),
+        "{answers:?}"
+    );
+    assert_eq!(generation(&direct, "a").await, Some(1));
 }
 
 on_both_engines!(
