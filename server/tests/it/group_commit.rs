@@ -589,6 +589,48 @@ async fn a_plain_batch_takes_the_event_order_lock_before_its_routes_on_postgres(
     assert_eq!(generation(&s, "b").await, Some(2));
 }
 
+/// Route `id` from generation 1 to 2, consuming schedule `id-1`: a batch
+/// committed member by member (consuming a schedule is not plain).
+fn consuming(id: &str) -> Commit {
+    Commit {
+        fire_schedule: Some(format!("{id}-1")),
+        ..advance(id, 1, &format!("{id}-2"))
+    }
+}
+
+/// Waits (up to 20 s) until `count` counts a session of this database in
+/// the state it asks for.
+async fn until_a_session_is(url: &str, count: &str, what: &str) {
+    let mut other = sqlx::PgConnection::connect(url).await.unwrap();
+    let since = std::time::Instant::now();
+    while sqlx::query_scalar::<_, i64>(count)
+        .fetch_one(&mut other)
+        .await
+        .unwrap()
+        == 0
+    {
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(20),
+            "{what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+/// Routes `a` and `b`, opened.
+async fn opened(s: &DynStore) {
+    for answer in s.commit_all(&[open("a"), open("b")]).await {
+        answer.unwrap();
+    }
+}
+
+/// `b` moved on, in a plain batch of its own (it waits for whatever
+/// holds the event-order lock).
+fn next_batch(s: &DynStore) -> tokio::task::JoinHandle<Vec<Result<i64, StoreError>>> {
+    let s = s.clone();
+    tokio::spawn(async move { s.commit_all(&[advance("b", 1, "b-2")]).await })
+}
+
 /// A batch committed member by member that is stuck (here on a route row
 /// another transaction holds) is cancelled by PostgreSQL after the
 /// writer's `statement_timeout` (25 s): its member answers unavailable
@@ -600,42 +642,25 @@ async fn a_plain_batch_takes_the_event_order_lock_before_its_routes_on_postgres(
 async fn a_stuck_batch_is_cancelled_and_lets_the_next_commit_on_postgres() {
     let db = TestDb::new(Engine::Postgres).await;
     let s = db.store.clone();
-    for answer in s.commit_all(&[open("a"), open("b")]).await {
-        answer.unwrap();
-    }
+    opened(&s).await;
     let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
     sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
     sqlx::query("SELECT 1 FROM routes WHERE id = 'a' FOR UPDATE")
         .execute(&mut holder)
         .await
         .unwrap();
-    // Consuming a schedule makes it a batch committed member by member.
     let stuck = {
         let s = s.clone();
-        let mut c = advance("a", 1, "a-2");
-        c.fire_schedule = Some("a-1".into());
-        tokio::spawn(async move { s.commit_all(&[c]).await })
+        tokio::spawn(async move { s.commit_all(&[consuming("a")]).await })
     };
-    let mut other = sqlx::PgConnection::connect(&db.url).await.unwrap();
-    let waiting = "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
-                   AND datname = current_database()";
-    let since = std::time::Instant::now();
-    while sqlx::query_scalar::<_, i64>(waiting)
-        .fetch_one(&mut other)
-        .await
-        .unwrap()
-        == 0
-    {
-        assert!(
-            since.elapsed() < std::time::Duration::from_secs(20),
-            "the batch never waited for the route's row"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let next = {
-        let s = s.clone();
-        tokio::spawn(async move { s.commit_all(&[advance("b", 1, "b-2")]).await })
-    };
+    until_a_session_is(
+        &db.url,
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+         AND datname = current_database()",
+        "the batch never waited for the route's row",
+    )
+    .await;
+    let next = next_batch(&s);
     let bound = std::time::Duration::from_secs(60);
     let answers = tokio::time::timeout(bound, stuck)
         .await
@@ -668,40 +693,22 @@ async fn a_stuck_batch_is_cancelled_and_lets_the_next_commit_on_postgres() {
 async fn a_batch_whose_server_stopped_mid_transaction_lets_others_commit_on_postgres() {
     let db = TestDb::new(Engine::Postgres).await;
     let direct = db.store.clone();
-    for answer in direct.commit_all(&[open("a"), open("b")]).await {
-        answer.unwrap();
-    }
+    opened(&direct).await;
     let proxy = FaultProxy::start(crate::faults::socket_of(&db.url)).await;
     let stopping = server::store::connect(&proxy.url_through(&db.url))
         .await
         .unwrap();
     // What a batch sends right after taking the lock (see `group`).
     proxy.freeze_requests_at(b"SAVEPOINT member");
-    let stuck = {
-        let mut c = advance("a", 1, "a-2");
-        c.fire_schedule = Some("a-1".into());
-        tokio::spawn(async move { stopping.commit_all(&[c]).await })
-    };
-    let mut other = sqlx::PgConnection::connect(&db.url).await.unwrap();
-    let idle = "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle in transaction' \
-                AND datname = current_database()";
-    let since = std::time::Instant::now();
-    while sqlx::query_scalar::<_, i64>(idle)
-        .fetch_one(&mut other)
-        .await
-        .unwrap()
-        == 0
-    {
-        assert!(
-            since.elapsed() < std::time::Duration::from_secs(20),
-            "the batch never stopped inside its transaction"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let next = {
-        let direct = direct.clone();
-        tokio::spawn(async move { direct.commit_all(&[advance("b", 1, "b-2")]).await })
-    };
+    let stuck = tokio::spawn(async move { stopping.commit_all(&[consuming("a")]).await });
+    until_a_session_is(
+        &db.url,
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'idle in transaction' \
+         AND datname = current_database()",
+        "the batch never stopped inside its transaction",
+    )
+    .await;
+    let next = next_batch(&direct);
     let bound = std::time::Duration::from_secs(60);
     let answers = tokio::time::timeout(bound, next)
         .await
