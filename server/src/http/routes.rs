@@ -96,22 +96,19 @@ fn idempotency_key(headers: &HeaderMap) -> HttpResult<Option<IdempotencyKey>> {
     let Some(value) = values.next() else {
         return Ok(None);
     };
-    let invalid = |message: &str| {
-        HttpError::Invalid(vec![FieldError::new(
+    let invalid = |e: FieldError| HttpError::Invalid(vec![e]);
+    if values.next().is_some() {
+        return Err(invalid(FieldError::new(
             idempotency::HEADER,
             FieldErrorCode::InvalidValue,
-            message,
-        )])
-    };
-    if values.next().is_some() {
-        return Err(invalid("send one idempotency key, not several"));
+            "send one idempotency key, not several",
+        )));
     }
-    let raw = value
-        .to_str()
-        .map_err(|_| invalid("an idempotency key is visible ASCII characters"))?;
-    IdempotencyKey::parse(raw)
+    // Bytes outside ASCII read as replacement characters, which the
+    // key's own check refuses with its own message.
+    IdempotencyKey::parse(&String::from_utf8_lossy(value.as_bytes()))
         .map(Some)
-        .map_err(|e| HttpError::Invalid(vec![e]))
+        .map_err(invalid)
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -254,8 +254,9 @@ impl Routes {
         req: CreateRoute,
         key: Option<RouteKey>,
     ) -> Result<(RouteSnapshot, Creation)> {
-        let request = key.as_ref().map(|_| idempotency::request_of(&req));
-        if let (Some(k), Some(request)) = (&key, &request) {
+        // The key with the request it is sent with, in canonical form.
+        let keyed = key.map(|k| (k, idempotency::request_of(&req)));
+        if let Some((k, request)) = &keyed {
             if let Some(replay) = self.replay(k, request).await? {
                 return Ok((replay, Creation::Replayed));
             }
@@ -285,16 +286,13 @@ impl Routes {
                     route.move_to(index, c);
                 }
             }
-            let route_key = key
-                .as_ref()
-                .zip(request.as_ref())
-                .map(|(k, request)| RouteKeyRow {
-                    scope: k.scope.clone(),
-                    key: k.key.as_str().to_string(),
-                    route_id: route.id.to_string(),
-                    request: request.clone(),
-                    created_at: now.timestamp_millis(),
-                });
+            let route_key = keyed.as_ref().map(|(k, request)| RouteKeyRow {
+                scope: k.scope.clone(),
+                key: k.key.as_str().to_string(),
+                route_id: route.id.to_string(),
+                request: request.clone(),
+                created_at: now.timestamp_millis(),
+            });
             let commit = Commit {
                 circuits: circuits.writes(route.id.as_str()),
                 route_key,
@@ -306,14 +304,11 @@ impl Routes {
                 from: None,
                 commit,
             };
-            match self.apply(change, event_kind::CREATED).await {
-                Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
+            match (self.apply(change, event_kind::CREATED).await, &keyed) {
+                (Err(RouteError::Store(StoreError::StaleCircuit { .. })), _) => continue,
                 // Answers come after their batch commits, so the route
                 // that took the key is there to be read.
-                Err(RouteError::Store(StoreError::KeyTaken)) => {
-                    let (k, request) = key.as_ref().zip(request.as_ref()).ok_or_else(|| {
-                        RouteError::Corrupt("a key was taken by a creation without one".into())
-                    })?;
+                (Err(RouteError::Store(StoreError::KeyTaken)), Some((k, request))) => {
                     return match self.replay(k, request).await? {
                         Some(replay) => Ok((replay, Creation::Replayed)),
                         // Keys are never deleted: a taken key reads back.
@@ -323,7 +318,7 @@ impl Routes {
                         ))),
                     };
                 }
-                other => return other.map(|route| (route, Creation::Created)),
+                (other, _) => return other.map(|route| (route, Creation::Created)),
             }
         }
         Err(RouteError::Conflict(
