@@ -727,6 +727,73 @@ async fn a_batch_whose_server_stopped_mid_transaction_lets_others_commit_on_post
     assert_eq!(generation(&direct, "a").await, Some(1));
 }
 
+/// A plain batch stuck in the middle of its one statement — the
+/// event-order lock taken, then waiting on a route row another transaction
+/// holds — is cancelled by PostgreSQL after the writer's connection's
+/// `statement_timeout` (25 s): its member answers unavailable, nothing of
+/// it is written, and the lock goes with the statement, so another
+/// server's batch commits while the row is still held. The writer goes on
+/// with a new connection: the same transition commits once the row is let
+/// go. Without the timeout the writer would give the batch up only at 30 s
+/// and leave the statement holding the lock for every server. About 25 s.
+#[tokio::test]
+async fn a_plain_batch_stuck_mid_statement_is_cancelled_and_lets_others_commit_on_postgres() {
+    let db = TestDb::new(Engine::Postgres).await;
+    let s = db.store.clone();
+    opened(&s).await;
+    let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+    sqlx::query("SELECT 1 FROM routes WHERE id = 'a' FOR UPDATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    let last = s.last_event_id().await.unwrap();
+    // Through the writer's queue: its own connection, set-based (plain).
+    let stuck = {
+        let s = s.clone();
+        tokio::spawn(async move { s.commit(&advance("a", 1, "a-2")).await })
+    };
+    until_a_session_is(
+        &db.url,
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+         AND datname = current_database()",
+        "the batch never waited for the route's row",
+    )
+    .await;
+    let other_server = server::store::connect(&db.url).await.unwrap();
+    let other = {
+        let other_server = other_server.clone();
+        tokio::spawn(async move { other_server.commit(&advance("b", 1, "b-2")).await })
+    };
+    let bound = std::time::Duration::from_secs(60);
+    match tokio::time::timeout(bound, stuck)
+        .await
+        .expect("the stuck batch answers")
+        .unwrap()
+    {
+        Err(StoreError::Unavailable(m)) => assert!(m.contains("statement timeout"), "{m}"),
+        other => panic!("the stuck member answered {other:?}"),
+    }
+    let answer = tokio::time::timeout(bound, other)
+        .await
+        .expect("another server's batch commits while the row is still held")
+        .unwrap();
+    assert!(answer.is_ok(), "{answer:?}");
+    assert_eq!(generation(&s, "b").await, Some(2));
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    assert_eq!(generation(&s, "a").await, Some(1));
+    assert_eq!(
+        kinds_after(&s, last).await,
+        [("b".to_string(), "route.failure".to_string())],
+        "nothing of the cancelled batch was written"
+    );
+    tokio::time::timeout(bound, s.commit(&advance("a", 1, "a-2")))
+        .await
+        .expect("the writer goes on after a cancelled batch")
+        .unwrap();
+    assert_eq!(generation(&s, "a").await, Some(2));
+}
+
 on_both_engines!(
     flavor = multi_thread;
     a_plain_batch_commits_every_member_with_its_own_rows,
