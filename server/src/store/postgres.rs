@@ -154,10 +154,13 @@ impl PgStore {
                     // As long as the pool waits for a connection. The
                     // server gives a statement up before the writer gives
                     // the batch up (`BATCH_TIMEOUT`), so a batch stuck on
-                    // a lock does not keep its locks once abandoned.
-                    let options = (*pool.connect_options())
-                        .clone()
-                        .options([("statement_timeout", STATEMENT_TIMEOUT_MS)]);
+                    // a lock does not keep its locks once abandoned; and
+                    // plans every batch for the tables as they are now
+                    // (`WRITER_PLANS`).
+                    let options = (*pool.connect_options()).clone().options([
+                        ("statement_timeout", STATEMENT_TIMEOUT_MS),
+                        ("plan_cache_mode", WRITER_PLANS),
+                    ]);
                     let opened =
                         tokio::time::timeout(Duration::from_secs(10), options.connect()).await;
                     match opened {
@@ -339,6 +342,18 @@ const ORDER_EVENTS: &str = "SELECT set_config('statement_timeout', '25000', true
 /// than [`super::group::BATCH_TIMEOUT`], so PostgreSQL cancels a statement the writer
 /// is about to abandon.
 const STATEMENT_TIMEOUT_MS: &str = "25000";
+
+/// How the writer's connection plans its one prepared statement, the
+/// set-based batch: afresh for every batch, from the arrays it carries and
+/// the tables' sizes now. PostgreSQL otherwise switches a prepared
+/// statement to a generic plan after five executions and keeps it until
+/// the table is analysed again, and a generic plan made while `routes` was
+/// small moves the batch's routes by a sequential scan and a hash join:
+/// seen in `bench` at 21,800 routes, 6–12 ms a batch of PostgreSQL's CPU
+/// (every row read), with the event-order lock held throughout. Planning
+/// the batch costs ≈ 0.2 ms; the batch's routes are then found by their
+/// key, however many there are.
+const WRITER_PLANS: &str = "force_custom_plan";
 
 /// The writer task's connection for set-based batches, between batches,
 /// with when its last batch ended.

@@ -794,6 +794,77 @@ async fn a_plain_batch_stuck_mid_statement_is_cancelled_and_lets_others_commit_o
     assert_eq!(generation(&s, "a").await, Some(2));
 }
 
+/// `routes`' counters as PostgreSQL's statistics have them: sequential
+/// scans, once at least `updated` rows were updated and `inserted`
+/// inserted (backends report their counts when idle, within seconds).
+async fn route_seq_scans(admin: &mut sqlx::PgConnection, updated: i64, inserted: i64) -> i64 {
+    let since = std::time::Instant::now();
+    loop {
+        let (seq, upd, ins): (i64, i64, i64) = sqlx::query_as(
+            "SELECT seq_scan, n_tup_upd, n_tup_ins FROM pg_stat_user_tables \
+             WHERE relname = 'routes'",
+        )
+        .fetch_one(&mut *admin)
+        .await
+        .unwrap();
+        if upd >= updated && ins >= inserted {
+            return seq;
+        }
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(60),
+            "the statistics never showed {updated} updates and {inserted} inserts ({upd}, {ins})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// The writer plans every set-based batch for the tables as they are now:
+/// after it has run the batch statement six times while `routes` held
+/// eight rows (enough for PostgreSQL to settle on a generic plan, which
+/// for so small a table scans it whole), and the table has grown to
+/// 20,008 rows that nothing analysed, its batches still find their routes
+/// by key: `routes` is not scanned once more. Without `plan_cache_mode =
+/// force_custom_plan` on the writer's connection every batch reads every
+/// route, with the event-order lock held.
+#[tokio::test]
+async fn a_plain_batch_finds_its_routes_by_key_after_the_table_grew_on_postgres() {
+    let db = TestDb::new(Engine::Postgres).await;
+    let s = db.store.clone();
+    let mut admin = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    // An analysis would make PostgreSQL plan the statement again anyway.
+    sqlx::query("ALTER TABLE routes SET (autovacuum_enabled = false)")
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let ids: Vec<String> = (0..8).map(|i| format!("r{i}")).collect();
+    for id in &ids {
+        s.commit(&open(id)).await.unwrap();
+    }
+    // One at a time: six batches through the writer's own connection.
+    for id in &ids[..6] {
+        s.commit(&advance(id, 1, &format!("{id}-2"))).await.unwrap();
+    }
+    sqlx::query(
+        "INSERT INTO routes SELECT grown.* FROM routes AS r, generate_series(1, 20000) AS g, \
+         LATERAL jsonb_populate_record(r, jsonb_build_object('id', 'grown-' || g)) AS grown \
+         WHERE r.id = 'r0'",
+    )
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let before = route_seq_scans(&mut admin, 6, 20_008).await;
+    for id in &ids[..4] {
+        s.commit(&advance(id, 2, &format!("{id}-3"))).await.unwrap();
+    }
+    let after = route_seq_scans(&mut admin, 10, 20_008).await;
+    assert_eq!(
+        after - before,
+        0,
+        "four batches after the table grew scanned `routes` whole"
+    );
+    assert_eq!(generation(&s, "r3").await, Some(3));
+}
+
 on_both_engines!(
     flavor = multi_thread;
     a_plain_batch_commits_every_member_with_its_own_rows,
