@@ -7,7 +7,7 @@
 //! many tasks goes through the writer's queue.
 
 use crate::fault_proxy::FaultProxy;
-use crate::support::{Engine, TestDb};
+use crate::support::{table_counts, Engine, TestDb};
 use server::store::{AttemptRow, Commit, DynStore, RouteRow, ScheduleRow, StoreError};
 use sqlx::Connection;
 use std::collections::BTreeMap;
@@ -794,30 +794,6 @@ async fn a_plain_batch_stuck_mid_statement_is_cancelled_and_lets_others_commit_o
     assert_eq!(generation(&s, "a").await, Some(2));
 }
 
-/// `routes`' counters as PostgreSQL's statistics have them: sequential
-/// scans, once at least `updated` rows were updated and `inserted`
-/// inserted (backends report their counts when idle, within seconds).
-async fn route_seq_scans(admin: &mut sqlx::PgConnection, updated: i64, inserted: i64) -> i64 {
-    let since = std::time::Instant::now();
-    loop {
-        let (seq, upd, ins): (i64, i64, i64) = sqlx::query_as(
-            "SELECT seq_scan, n_tup_upd, n_tup_ins FROM pg_stat_user_tables \
-             WHERE relname = 'routes'",
-        )
-        .fetch_one(&mut *admin)
-        .await
-        .unwrap();
-        if upd >= updated && ins >= inserted {
-            return seq;
-        }
-        assert!(
-            since.elapsed() < std::time::Duration::from_secs(60),
-            "the statistics never showed {updated} updates and {inserted} inserts ({upd}, {ins})"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-}
-
 /// The writer plans every set-based batch for the tables as they are now:
 /// after it has run the batch statement six times while `routes` held
 /// eight rows (enough for PostgreSQL to settle on a generic plan, which
@@ -852,13 +828,16 @@ async fn a_plain_batch_finds_its_routes_by_key_after_the_table_grew_on_postgres(
     .execute(&mut admin)
     .await
     .unwrap();
-    let before = route_seq_scans(&mut admin, 6, 20_008).await;
+    let before = table_counts(&mut admin, "routes", |c| {
+        c.updated >= 6 && c.inserted >= 20_008
+    })
+    .await;
     for id in &ids[..4] {
         s.commit(&advance(id, 2, &format!("{id}-3"))).await.unwrap();
     }
-    let after = route_seq_scans(&mut admin, 10, 20_008).await;
+    let after = table_counts(&mut admin, "routes", |c| c.updated >= 10).await;
     assert_eq!(
-        after - before,
+        after.seq_scans - before.seq_scans,
         0,
         "four batches after the table grew scanned `routes` whole"
     );

@@ -549,3 +549,49 @@ pub const CLASSIFICATION_FIELDS: [&str; 13] = [
     "reset_at",
     "safe_excerpt",
 ];
+
+/// A table's counters in PostgreSQL's statistics.
+#[derive(Debug, Clone, Copy)]
+pub struct TableCounts {
+    pub seq_scans: i64,
+    /// Index scans, bitmap scans included.
+    pub index_scans: i64,
+    pub updated: i64,
+    pub inserted: i64,
+}
+
+/// `table`'s counters once `ready` holds of them. Backends report their
+/// counts when idle, within seconds, so a test waits for counts that show
+/// what it did has been reported (up to a minute) and then compares, say,
+/// the sequential scans before and after what must not scan `table`.
+pub async fn table_counts(
+    admin: &mut sqlx::PgConnection,
+    table: &str,
+    ready: impl Fn(&TableCounts) -> bool,
+) -> TableCounts {
+    let since = std::time::Instant::now();
+    loop {
+        let (seq_scans, index_scans, updated, inserted): (i64, i64, i64, i64) = sqlx::query_as(
+            "SELECT seq_scan, COALESCE(idx_scan, 0), n_tup_upd, n_tup_ins \
+             FROM pg_stat_user_tables WHERE relname = $1",
+        )
+        .bind(table)
+        .fetch_one(&mut *admin)
+        .await
+        .unwrap();
+        let counts = TableCounts {
+            seq_scans,
+            index_scans,
+            updated,
+            inserted,
+        };
+        if ready(&counts) {
+            return counts;
+        }
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(60),
+            "the statistics of {table} never showed what the test did: {counts:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
