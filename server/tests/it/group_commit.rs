@@ -631,6 +631,28 @@ fn next_batch(s: &DynStore) -> tokio::task::JoinHandle<Vec<Result<i64, StoreErro
     tokio::spawn(async move { s.commit_all(&[advance("b", 1, "b-2")]).await })
 }
 
+/// A transaction of its own holding route `a`'s row (`ROLLBACK` lets it go).
+async fn holding_route_a(url: &str) -> sqlx::PgConnection {
+    let mut holder = sqlx::PgConnection::connect(url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
+    sqlx::query("SELECT 1 FROM routes WHERE id = 'a' FOR UPDATE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    holder
+}
+
+/// Waits until a session of this database waits for a row lock.
+async fn until_a_batch_waits_for_a_row(url: &str) {
+    until_a_session_is(
+        url,
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+         AND datname = current_database()",
+        "the batch never waited for the route's row",
+    )
+    .await;
+}
+
 /// A batch committed member by member that is stuck (here on a route row
 /// another transaction holds) is cancelled by PostgreSQL after the
 /// writer's `statement_timeout` (25 s): its member answers unavailable
@@ -643,23 +665,12 @@ async fn a_stuck_batch_is_cancelled_and_lets_the_next_commit_on_postgres() {
     let db = TestDb::new(Engine::Postgres).await;
     let s = db.store.clone();
     opened(&s).await;
-    let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
-    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
-    sqlx::query("SELECT 1 FROM routes WHERE id = 'a' FOR UPDATE")
-        .execute(&mut holder)
-        .await
-        .unwrap();
+    let mut holder = holding_route_a(&db.url).await;
     let stuck = {
         let s = s.clone();
         tokio::spawn(async move { s.commit_all(&[consuming("a")]).await })
     };
-    until_a_session_is(
-        &db.url,
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
-         AND datname = current_database()",
-        "the batch never waited for the route's row",
-    )
-    .await;
+    until_a_batch_waits_for_a_row(&db.url).await;
     let next = next_batch(&s);
     let bound = std::time::Duration::from_secs(60);
     let answers = tokio::time::timeout(bound, stuck)
@@ -741,25 +752,14 @@ async fn a_plain_batch_stuck_mid_statement_is_cancelled_and_lets_others_commit_o
     let db = TestDb::new(Engine::Postgres).await;
     let s = db.store.clone();
     opened(&s).await;
-    let mut holder = sqlx::PgConnection::connect(&db.url).await.unwrap();
-    sqlx::query("BEGIN").execute(&mut holder).await.unwrap();
-    sqlx::query("SELECT 1 FROM routes WHERE id = 'a' FOR UPDATE")
-        .execute(&mut holder)
-        .await
-        .unwrap();
+    let mut holder = holding_route_a(&db.url).await;
     let last = s.last_event_id().await.unwrap();
     // Through the writer's queue: its own connection, set-based (plain).
     let stuck = {
         let s = s.clone();
         tokio::spawn(async move { s.commit(&advance("a", 1, "a-2")).await })
     };
-    until_a_session_is(
-        &db.url,
-        "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
-         AND datname = current_database()",
-        "the batch never waited for the route's row",
-    )
-    .await;
+    until_a_batch_waits_for_a_row(&db.url).await;
     let other_server = server::store::connect(&db.url).await.unwrap();
     let other = {
         let other_server = other_server.clone();
