@@ -8,20 +8,18 @@
 //! listen.
 
 use crate::store::{Announcement, CommitListener, Heard};
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// Wake-ups, sent only after a commit.
 pub struct Signals {
-    /// A schedule was armed that falls due before [`Signals::timer_wakes_at`].
+    /// A schedule was armed that falls due before the timer loop wakes by
+    /// itself ([`TimerWake`]).
     pub schedules: Notify,
-    /// When the timer loop wakes next by itself (clock ms): a schedule
-    /// armed for later needs no wake-up, the loop finds it then. `i64::MAX`
-    /// while the loop is looking (anything armed meanwhile wakes it).
-    timer_wakes_at: AtomicI64,
+    /// When the timer loop needs waking.
+    timer: Mutex<TimerWake>,
     /// A dispatch became claimable.
     pub dispatches: Notify,
     /// A committed event's id (0: look, something may have been missed).
@@ -34,7 +32,9 @@ impl Signals {
     pub fn new() -> Signals {
         Signals {
             schedules: Notify::new(),
-            timer_wakes_at: AtomicI64::new(i64::MAX),
+            timer: Mutex::new(TimerWake::Looking {
+                earliest_armed: i64::MAX,
+            }),
             dispatches: Notify::new(),
             events: broadcast::channel(1024).0,
             shutdown: CancellationToken::new(),
@@ -46,10 +46,10 @@ impl Signals {
         // Most schedules are armed for seconds to hours ahead, past the
         // loop's next look: waking it for each would cost two reads a
         // transition for nothing.
-        if a.schedule
-            .is_some_and(|d| d < self.timer_wakes_at.load(Ordering::SeqCst))
-        {
-            self.schedules.notify_one();
+        if let Some(deadline) = a.schedule {
+            if self.timer().armed(deadline) {
+                self.schedules.notify_one();
+            }
         }
         if a.dispatch {
             self.dispatches.notify_waiters();
@@ -66,16 +66,33 @@ impl Signals {
         });
     }
 
-    /// The timer loop is looking at the database: any schedule armed from
-    /// now on wakes it (it may have read before that schedule committed).
+    /// The timer loop is looking at the database: a schedule armed from
+    /// now on may be missed by the look (it may read before that schedule
+    /// committed), so its deadline is kept for [`Self::timer_sleeps_until`].
     pub fn timer_looking(&self) {
-        self.timer_wakes_at.store(i64::MAX, Ordering::SeqCst);
+        *self.timer() = TimerWake::Looking {
+            earliest_armed: i64::MAX,
+        };
     }
 
     /// The timer loop, done looking, sleeps until `at` (clock ms) unless
-    /// woken: only a schedule due before then wakes it.
+    /// woken: only a schedule due before then wakes it — one armed while
+    /// it looked at once (it looks again), one armed later when announced.
     pub fn timer_sleeps_until(&self, at: i64) {
-        self.timer_wakes_at.store(at, Ordering::SeqCst);
+        let missed = {
+            let mut timer = self.timer();
+            let missed =
+                matches!(*timer, TimerWake::Looking { earliest_armed } if earliest_armed < at);
+            *timer = TimerWake::SleepsUntil(at);
+            missed
+        };
+        if missed {
+            self.schedules.notify_one();
+        }
+    }
+
+    fn timer(&self) -> std::sync::MutexGuard<'_, TimerWake> {
+        self.timer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Turns what `listener` hears (every server's commits on a shared
@@ -109,8 +126,92 @@ impl Signals {
     }
 }
 
+/// Whether a schedule just armed needs the timer loop woken.
+///
+/// While the loop looks, under load, schedules are armed all the time;
+/// waking it for each would keep it looking back to back (two reads each
+/// time, for schedules mostly due hours later). So what is armed while it
+/// looks is only noted, and it looks again at once only if one of those
+/// falls due before it would wake by itself.
+enum TimerWake {
+    /// Looking at the database; the earliest deadline armed meanwhile.
+    Looking { earliest_armed: i64 },
+    /// Asleep until this instant (clock ms) unless woken.
+    SleepsUntil(i64),
+}
+
+impl TimerWake {
+    /// Notes a schedule armed for `deadline`; whether to wake the loop now.
+    fn armed(&mut self, deadline: i64) -> bool {
+        match self {
+            TimerWake::Looking { earliest_armed } => {
+                *earliest_armed = (*earliest_armed).min(deadline);
+                false
+            }
+            TimerWake::SleepsUntil(at) => deadline < *at,
+        }
+    }
+}
+
 impl Default for Signals {
     fn default() -> Self {
         Signals::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::FutureExt;
+
+    fn arming(deadline: i64) -> Announcement {
+        Announcement {
+            event_id: 1,
+            schedule: Some(deadline),
+            dispatch: false,
+        }
+    }
+
+    /// Whether the timer loop, about to wait, would be woken at once.
+    fn woken(s: &Signals) -> bool {
+        s.schedules.notified().now_or_never().is_some()
+    }
+
+    #[test]
+    fn a_schedule_armed_while_the_loop_looks_wakes_it_only_if_due_before_its_next_look() {
+        let s = Signals::new();
+        s.timer_looking();
+        s.announce(arming(5_000));
+        s.announce(arming(9_000));
+        assert!(!woken(&s), "noted while looking, not woken for");
+        // Its next look comes before either falls due: no look now.
+        s.timer_sleeps_until(4_000);
+        assert!(!woken(&s));
+
+        s.timer_looking();
+        s.announce(arming(9_000));
+        s.announce(arming(3_000));
+        // One falls due before the loop would wake: it looks again at once.
+        s.timer_sleeps_until(4_000);
+        assert!(woken(&s));
+    }
+
+    #[test]
+    fn a_schedule_armed_while_the_loop_sleeps_wakes_it_only_if_due_before_it_wakes() {
+        let s = Signals::new();
+        s.timer_looking();
+        s.timer_sleeps_until(4_000);
+        s.announce(arming(4_000));
+        assert!(!woken(&s));
+        s.announce(arming(3_999));
+        assert!(woken(&s));
+        // Announcements may have been missed: every waiter looks.
+        s.timer_sleeps_until(4_000);
+        s.wake_all();
+        assert!(woken(&s));
+        s.timer_looking();
+        s.wake_all();
+        s.timer_sleeps_until(4_000);
+        assert!(woken(&s));
     }
 }

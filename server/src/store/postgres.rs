@@ -155,12 +155,11 @@ impl PgStore {
                     // server gives a statement up before the writer gives
                     // the batch up (`BATCH_TIMEOUT`), so a batch stuck on
                     // a lock does not keep its locks once abandoned; and
-                    // plans every batch for the tables as they are now
-                    // (`WRITER_PLANS`).
-                    let options = (*pool.connect_options()).clone().options([
-                        ("statement_timeout", STATEMENT_TIMEOUT_MS),
-                        ("plan_cache_mode", WRITER_PLANS),
-                    ]);
+                    // plans the batch once, by key (`WRITER_PLANS`).
+                    let options = (*pool.connect_options())
+                        .clone()
+                        .options([("statement_timeout", STATEMENT_TIMEOUT_MS)])
+                        .options(WRITER_PLANS);
                     let opened =
                         tokio::time::timeout(Duration::from_secs(10), options.connect()).await;
                     match opened {
@@ -344,16 +343,27 @@ const ORDER_EVENTS: &str = "SELECT set_config('statement_timeout', '25000', true
 const STATEMENT_TIMEOUT_MS: &str = "25000";
 
 /// How the writer's connection plans its one prepared statement, the
-/// set-based batch: afresh for every batch, from the arrays it carries and
-/// the tables' sizes now. PostgreSQL otherwise switches a prepared
-/// statement to a generic plan after five executions and keeps it until
-/// the table is analysed again, and a generic plan made while `routes` was
-/// small moves the batch's routes by a sequential scan and a hash join:
-/// seen in `bench` at 21,800 routes, 6–12 ms a batch of PostgreSQL's CPU
-/// (every row read), with the event-order lock held throughout. Planning
-/// the batch costs ≈ 0.2 ms; the batch's routes are then found by their
-/// key, however many there are.
-const WRITER_PLANS: &str = "force_custom_plan";
+/// set-based batch: once, by key. Every table the batch touches is reached
+/// by an index on the batch's keys (routes by id, schedules and dispatches
+/// by route, attempts by route and seq), and for at most [`MAX_BATCH`]
+/// members a nested loop of index probes is the right plan however large
+/// the tables are. PostgreSQL left to choose would pick by the tables'
+/// sizes when it plans: its generic plan (used after five executions, kept
+/// until the table is analysed again) made while `routes` was small moves
+/// the batch's routes by a sequential scan and a hash join — seen in
+/// `bench` at 21,800 routes, 6–12 ms a batch with the event-order lock
+/// held; and planning afresh for every batch instead costs ≈ 1 ms of the
+/// writer's time a batch (the statement is large), half a decision's
+/// PostgreSQL time at one client. So the connection keeps one generic plan
+/// and rules out the plans that read whole tables.
+///
+/// [`MAX_BATCH`]: super::group::MAX_BATCH
+const WRITER_PLANS: [(&str, &str); 4] = [
+    ("plan_cache_mode", "force_generic_plan"),
+    ("enable_seqscan", "off"),
+    ("enable_hashjoin", "off"),
+    ("enable_mergejoin", "off"),
+];
 
 /// The writer task's connection for set-based batches, between batches,
 /// with when its last batch ended.

@@ -794,14 +794,15 @@ async fn a_plain_batch_stuck_mid_statement_is_cancelled_and_lets_others_commit_o
     assert_eq!(generation(&s, "a").await, Some(2));
 }
 
-/// The writer plans every set-based batch for the tables as they are now:
-/// after it has run the batch statement six times while `routes` held
-/// eight rows (enough for PostgreSQL to settle on a generic plan, which
-/// for so small a table scans it whole), and the table has grown to
-/// 20,008 rows that nothing analysed, its batches still find their routes
-/// by key: `routes` is not scanned once more. Without `plan_cache_mode =
-/// force_custom_plan` on the writer's connection every batch reads every
-/// route, with the event-order lock held.
+/// The writer's set-based batches find their routes by key however the
+/// table has grown since their plan was made: after it has run the batch
+/// statement six times while `routes` held eight rows (PostgreSQL's
+/// generic plan, left to itself, scans so small a table whole), and the
+/// table has grown to 20,008 rows that nothing analysed, `routes` is not
+/// scanned once more. With `plan_cache_mode = force_generic_plan` alone on
+/// the writer's connection (without ruling out sequential scans and hash
+/// and merge joins, `WRITER_PLANS`) every batch reads every route, with
+/// the event-order lock held.
 #[tokio::test]
 async fn a_plain_batch_finds_its_routes_by_key_after_the_table_grew_on_postgres() {
     let db = TestDb::new(Engine::Postgres).await;
