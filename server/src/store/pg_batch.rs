@@ -57,6 +57,15 @@ pub(crate) const FENCE_MISSED: &str = "KR409";
 /// when one did not, raises [`FENCE_MISSED`], which fails the statement:
 /// nothing of it commits, and the caller goes member by member. Every
 /// other part also writes only if `held` (all parts see one snapshot).
+/// The sweeps find each route's rows in a subquery of its own (`OFFSET 0`
+/// keeps PostgreSQL from folding it into a join), so the one plan the
+/// writer keeps ([`super::postgres`]'s `WRITER_PLANS`) probes the route's
+/// index for them: as a join, a plan made while a table was small reads
+/// every armed schedule (or open dispatch) for every batch that sweeps.
+/// The state is asked again of the row updated, as a concurrent change of
+/// it must be seen — as `IS TRUE`, which no index answers, so the plan
+/// finds the rows by their ids (an index on the state would be a way to
+/// every open row).
 /// The events come back with their routes, in member order; `$71` is the
 /// announcement's tail (` <deadline|-> <d|->`, see
 /// [`Announcement::payload`]), after the last event's id.
@@ -82,13 +91,16 @@ const BATCH: &str = "WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock(
      held AS (SELECT kandev_recovery_fences_held(COUNT(*) = CARDINALITY($1::text[])) AS ok \
      FROM u), \
      void_schedules AS (UPDATE schedules AS s SET state = 'void' \
-     FROM UNNEST($22::text[], $23::bigint[]) AS v(route_id, generation) \
-     WHERE (SELECT ok FROM held) AND s.route_id = v.route_id AND s.state = 'armed' \
-     AND s.generation < v.generation), \
+     WHERE (SELECT ok FROM held) AND (s.state = 'armed') IS TRUE AND s.id = ANY (ARRAY( \
+     SELECT x.id FROM UNNEST($22::text[], $23::bigint[]) AS v(route_id, generation), \
+     LATERAL (SELECT id FROM schedules AS y WHERE y.route_id = v.route_id \
+     AND y.state = 'armed' AND y.generation < v.generation OFFSET 0) AS x))), \
      void_dispatches AS (UPDATE dispatches AS d SET state = 'void' \
-     FROM UNNEST($22::text[], $23::bigint[]) AS v(route_id, generation) \
-     WHERE (SELECT ok FROM held) AND d.route_id = v.route_id \
-     AND d.state IN ('pending', 'claimed') AND d.generation < v.generation), \
+     WHERE (SELECT ok FROM held) AND (d.state IN ('pending', 'claimed')) IS TRUE \
+     AND d.id = ANY (ARRAY( \
+     SELECT x.id FROM UNNEST($22::text[], $23::bigint[]) AS v(route_id, generation), \
+     LATERAL (SELECT id FROM dispatches AS y WHERE y.route_id = v.route_id \
+     AND y.state IN ('pending', 'claimed') AND y.generation < v.generation OFFSET 0) AS x))), \
      attempts_added AS (INSERT INTO attempts (route_id, seq, generation, cycle, \
      candidate_index, candidate_id, candidate_label, invocation_id, code, class, \
      catalogue_version, classifier_rule, safe_excerpt, http_status, policy, decision, \

@@ -7,7 +7,7 @@
 //! many tasks goes through the writer's queue.
 
 use crate::fault_proxy::FaultProxy;
-use crate::support::{table_counts, Engine, TestDb};
+use crate::support::{table_counts, Engine, TableCounts, TestDb};
 use server::store::{AttemptRow, Commit, DynStore, RouteRow, ScheduleRow, StoreError};
 use sqlx::Connection;
 use std::collections::BTreeMap;
@@ -843,6 +843,83 @@ async fn a_plain_batch_finds_its_routes_by_key_after_the_table_grew_on_postgres(
         "four batches after the table grew scanned `routes` whole"
     );
     assert_eq!(generation(&s, "r3").await, Some(3));
+}
+
+/// The same for the sweeps: after the writer has swept while `schedules`
+/// and `dispatches` were small, and each has grown by 20,000 open rows of
+/// other routes that nothing analysed, a batch that sweeps reads only its
+/// own routes' rows. As a join (the statement before `OFFSET 0`), the
+/// writer's one plan read every armed schedule and every open dispatch
+/// for every batch that swept, with the event-order lock held.
+#[tokio::test]
+async fn a_sweeping_batch_finds_its_routes_rows_by_key_after_the_tables_grew_on_postgres() {
+    let db = TestDb::new(Engine::Postgres).await;
+    let s = db.store.clone();
+    let mut admin = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    for table in ["schedules", "dispatches"] {
+        sqlx::query(&format!(
+            "ALTER TABLE {table} SET (autovacuum_enabled = false)"
+        ))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    }
+    let sweeping = |id: &str, from: i64| Commit {
+        void_pending: true,
+        ..advance(id, from, &format!("{id}-{}", from + 1))
+    };
+    let ids: Vec<String> = (0..8).map(|i| format!("r{i}")).collect();
+    for id in &ids {
+        s.commit(&open(id)).await.unwrap();
+    }
+    for id in &ids[..6] {
+        s.commit(&sweeping(id, 1)).await.unwrap();
+    }
+    sqlx::query(
+        "INSERT INTO schedules SELECT grown.* FROM schedules AS x, generate_series(1, 20000) AS g, \
+         LATERAL jsonb_populate_record(x, jsonb_build_object('id', 'grown-' || g, \
+         'route_id', 'grown-' || g)) AS grown WHERE x.id = 'r0-2'",
+    )
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO dispatches (id, route_id, generation, invocation_id, prompt_generation, \
+         candidate_index, candidate_id, candidate_label, caller_kind, reason, state, created_at) \
+         SELECT 'grown-' || g, 'grown-' || g, 1, 'i', 1, 0, 'c', 'C', 'kanban', 'retry', \
+         'pending', 0 FROM generate_series(1, 20000) AS g",
+    )
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let schedules = table_counts(&mut admin, "schedules", |c| c.inserted >= 20_006).await;
+    let dispatches = table_counts(&mut admin, "dispatches", |c| c.inserted >= 20_000).await;
+    for id in &ids[..4] {
+        s.commit(&sweeping(id, 2)).await.unwrap();
+    }
+    // Each swept its route's schedule of generation 2: four rows updated.
+    let schedules_after = table_counts(&mut admin, "schedules", |c| c.updated >= 4).await;
+    let dispatches_after = table_counts(&mut admin, "dispatches", |_| true).await;
+    let read = |before: &TableCounts, after: &TableCounts| {
+        after.fetched_by_index - before.fetched_by_index
+    };
+    assert!(
+        read(&schedules, &schedules_after) < 100,
+        "four sweeping batches read {} schedules",
+        read(&schedules, &schedules_after)
+    );
+    assert!(
+        read(&dispatches, &dispatches_after) < 100,
+        "four sweeping batches read {} dispatches",
+        read(&dispatches, &dispatches_after)
+    );
+    let void: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM schedules WHERE state = 'void' AND id LIKE 'r%-2'",
+    )
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    assert_eq!(void, 4, "each batch swept its route's older schedule");
 }
 
 on_both_engines!(

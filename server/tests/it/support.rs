@@ -558,6 +558,8 @@ pub struct TableCounts {
     pub index_scans: i64,
     pub updated: i64,
     pub inserted: i64,
+    /// Rows fetched by index and bitmap scans.
+    pub fetched_by_index: i64,
 }
 
 /// `table`'s counters once `ready` holds of them. Backends report their
@@ -571,9 +573,15 @@ pub async fn table_counts(
 ) -> TableCounts {
     let since = std::time::Instant::now();
     loop {
-        let (seq_scans, index_scans, updated, inserted): (i64, i64, i64, i64) = sqlx::query_as(
-            "SELECT seq_scan, COALESCE(idx_scan, 0), n_tup_upd, n_tup_ins \
-             FROM pg_stat_user_tables WHERE relname = $1",
+        let (seq_scans, index_scans, updated, inserted, fetched_by_index): (
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+        ) = sqlx::query_as(
+            "SELECT seq_scan, COALESCE(idx_scan, 0), n_tup_upd, n_tup_ins, \
+                 COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables WHERE relname = $1",
         )
         .bind(table)
         .fetch_one(&mut *admin)
@@ -584,6 +592,7 @@ pub async fn table_counts(
             index_scans,
             updated,
             inserted,
+            fetched_by_index,
         };
         if ready(&counts) {
             return counts;
