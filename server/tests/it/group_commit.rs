@@ -842,6 +842,12 @@ async fn a_plain_batch_finds_its_routes_by_key_after_the_table_grew_on_postgres(
         0,
         "four batches after the table grew scanned `routes` whole"
     );
+    // Nor read it whole by an index.
+    assert!(
+        after.fetched_by_index - before.fetched_by_index < 100,
+        "four batches after the table grew read {} routes",
+        after.fetched_by_index - before.fetched_by_index
+    );
     assert_eq!(generation(&s, "r3").await, Some(3));
 }
 
