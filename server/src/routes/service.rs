@@ -38,8 +38,8 @@ const CIRCUIT_ATTEMPTS: usize = 8;
 
 /// How long a server holds the due schedules it claimed to fire. Firing a
 /// batch takes milliseconds; the claim only has to outlast a slow batch,
-/// and it is how long a crashed server's claimed schedules wait before
-/// another server takes them.
+/// and it is how long a claim whose holder cannot be seen to be gone
+/// (see the store's `claimant`) waits before another server takes it.
 pub const SCHEDULE_CLAIM: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Due schedules claimed at a time: small, so one server never hoards what

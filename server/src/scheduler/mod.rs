@@ -10,10 +10,11 @@
 //! claiming, so none is fired twice at once), the database's clock decides
 //! what is due, and a schedule armed on any server wakes every loop
 //! (`LISTEN/NOTIFY`, see [`crate::routes::Signals::relay`]). A server that
-//! dies holding claims loses them when they run out
-//! ([`crate::routes::service::SCHEDULE_CLAIM`]) and the others fire them;
-//! the generation fence keeps every firing to one dispatch whatever the
-//! timing.
+//! dies holding claims loses them once its connections are gone (claims
+//! are made under the name its connections carry), or else when they run
+//! out ([`crate::routes::service::SCHEDULE_CLAIM`]), and the others, or
+//! its own next start, fire them; the generation fence keeps every firing
+//! to one dispatch whatever the timing.
 //!
 //! Restart reconciliation is nothing special: armed schedules are rows, so
 //! the loop picks them up; pending dispatches stay claimable (they were

@@ -23,14 +23,27 @@ pub struct PgStore {
     pub(crate) group: GroupCommit,
     /// Connections for the hot reads (see [`super::hot`]).
     pub(crate) hot: super::hot::Hot<sqlx::Postgres>,
+    /// The `application_name` every connection of this store carries, so
+    /// unique to it, under which it claims schedules: a claim whose name
+    /// no connection to the server carries any more was left by a server
+    /// that is gone, and is taken over at once instead of when it runs
+    /// out. `None` for a pool the store did not name (tests' views):
+    /// its claims are held until they run out.
+    claimant: Option<String>,
 }
 
 impl PgStore {
     /// Connects and runs the PostgreSQL migrations.
     pub async fn connect(url: &str) -> Result<PgStore> {
-        let pool = Self::pool_options().connect(url).await?;
+        use std::str::FromStr;
+        let options = sqlx::postgres::PgConnectOptions::from_str(url)?;
+        let claimant = claimant_name(options.get_application_name());
+        let options = options.application_name(&claimant);
+        let pool = Self::pool_options().connect_with(options).await?;
         sqlx::migrate!("../migrations/postgres").run(&pool).await?;
-        Ok(PgStore::from_migrated_pool(pool))
+        let mut store = PgStore::from_migrated_pool(pool);
+        store.claimant = Some(claimant);
+        Ok(store)
     }
 }
 
@@ -51,7 +64,13 @@ impl PgStore {
             hot: super::hot::Hot::of(&pool),
             pool,
             group: GroupCommit::default(),
+            claimant: None,
         }
+    }
+
+    /// The name this store claims schedules under (see `claimant`).
+    pub(crate) fn claimant(&self) -> Option<&str> {
+        self.claimant.as_deref()
     }
 
     /// Queues a transition for the store's writer task (see [`super::group`]).
@@ -282,6 +301,24 @@ impl PgStore {
     }
 }
 
+/// A name for one store's connections: the `application_name` the URL
+/// gave (kept as a prefix, so what an operator sees in `pg_stat_activity`
+/// still says whose they are), or `kandev-recovery`, then a random suffix
+/// that makes it this store's alone. Printable ASCII only and well under
+/// PostgreSQL's 63 bytes, so the server shows it exactly as given (it
+/// escapes other bytes, and cuts longer names, and a name it altered
+/// would never match the claims).
+fn claimant_name(given: Option<&str>) -> String {
+    let prefix: String = given
+        .unwrap_or("kandev-recovery")
+        .chars()
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .take(40)
+        .collect();
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}/{}", &id[..12])
+}
+
 /// A route with its profile ([`ROUTE_AND_PROFILE`](super::sql::ROUTE_AND_PROFILE))
 /// and every circuit as one JSON array in a `circuits` column: one
 /// statement, so one round trip and one snapshot. JSON numbers carry the
@@ -413,6 +450,10 @@ impl_store!(
     begin = "BEGIN",
     order_events = ORDER_EVENTS,
     skip_locked = "FOR UPDATE SKIP LOCKED",
+    // Held by a server with no connection left: it is gone (killed, cut
+    // off); its connections' name is what it claims under (`claimant`).
+    orphaned = "(s.claimed_by <> {me} AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a \
+                WHERE a.application_name = s.claimed_by))",
     // `now()` is the transaction's start: one instant per statement here.
     db_now = "(FLOOR(EXTRACT(EPOCH FROM now()) * 1000))::BIGINT",
     // Names CHANNEL (a macro argument must be a literal; a test checks it).

@@ -80,7 +80,7 @@ pub(crate) fn select_dispatches(rest: &str) -> String {
 /// commit after a hole in the log (see `sqlite_log`), so it is refused
 /// like a route transition. PostgreSQL's store is always healthy here.
 macro_rules! impl_store {
-    ($store:ty, $db:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr, db_now = $db_now:expr, notify = $notify:expr) => {
+    ($store:ty, $db:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr, orphaned = $orphaned:expr, db_now = $db_now:expr, notify = $notify:expr) => {
         impl $store {
             /// A route and its profile from a row of
             /// [`ROUTE_AND_PROFILE`]($crate::store::sql::ROUTE_AND_PROFILE)
@@ -514,16 +514,26 @@ macro_rules! impl_store {
                 // armed schedule for the cheaper way to one row: 27 ms at
                 // 300,000 pending on PostgreSQL, at every look); planned
                 // afresh each time (see `next_deadline`).
+                // Free: nobody holds it, its claim ran out, or its holder
+                // is gone ($orphaned, `{me}` this store's own name).
+                let free = |me: &str| {
+                    format!(
+                        "(s.claimed_until IS NULL OR s.claimed_until <= (SELECT at_ms FROM clock) \
+                         OR {})",
+                        $orphaned.replace("{me}", me)
+                    )
+                };
                 let due = format!(
                     "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
-                     SELECT COUNT(*) FROM (SELECT 1 FROM schedules WHERE state = 'armed' \
-                     AND deadline <= (SELECT at_ms FROM clock) \
-                     AND (claimed_until IS NULL OR claimed_until <= (SELECT at_ms FROM clock)) \
-                     ORDER BY deadline LIMIT 1) AS due",
-                    now = $db_now
+                     SELECT COUNT(*) FROM (SELECT 1 FROM schedules s WHERE s.state = 'armed' \
+                     AND s.deadline <= (SELECT at_ms FROM clock) AND {free} \
+                     ORDER BY s.deadline LIMIT 1) AS due",
+                    now = $db_now,
+                    free = free("$2"),
                 );
                 let any: i64 = sqlx::query_scalar(due.as_str())
                     .bind(at_ms)
+                    .bind(self.claimant())
                     .persistent(false)
                     .fetch_one(&self.pool)
                     .await?;
@@ -533,12 +543,13 @@ macro_rules! impl_store {
                 // One instant for the whole statement, from the caller or the database.
                 let sql = format!(
                     "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
-                     UPDATE schedules SET claimed_until = (SELECT at_ms FROM clock) + $2 \
-                     WHERE id IN (SELECT id FROM schedules WHERE state = 'armed' \
-                     AND deadline <= (SELECT at_ms FROM clock) \
-                     AND (claimed_until IS NULL OR claimed_until <= (SELECT at_ms FROM clock)) \
-                     ORDER BY deadline, id LIMIT $3 {skip}) RETURNING {columns}",
+                     UPDATE schedules SET claimed_until = (SELECT at_ms FROM clock) + $2, \
+                     claimed_by = $4 \
+                     WHERE id IN (SELECT s.id FROM schedules s WHERE s.state = 'armed' \
+                     AND s.deadline <= (SELECT at_ms FROM clock) AND {free} \
+                     ORDER BY s.deadline, s.id LIMIT $3 {skip}) RETURNING {columns}",
                     now = $db_now,
+                    free = free("$4"),
                     skip = $skip_locked,
                     columns = $crate::store::sql::SCHEDULE_COLUMNS
                 );
@@ -548,6 +559,7 @@ macro_rules! impl_store {
                     .bind(at_ms)
                     .bind(claim_ms)
                     .bind(limit)
+                    .bind(self.claimant())
                     .fetch_all(&mut *tx)
                     .await?;
                 tx.commit().await?;

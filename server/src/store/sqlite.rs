@@ -36,6 +36,10 @@ pub struct SqliteStore {
     /// The hot reads, inline on connections of their own (see
     /// [`super::sqlite_reads`]); `None` with no file, as `target`.
     readers: Option<super::sqlite_reads::Readers>,
+    /// This store's name for itself, under which it claims schedules:
+    /// one server per file, so a claim under another name was left by a
+    /// process that has ended, and is taken over at once.
+    claimant: String,
 }
 
 impl SqliteStore {
@@ -142,7 +146,13 @@ impl SqliteStore {
             group: GroupCommit::default(),
             target: None,
             readers: None,
+            claimant: uuid::Uuid::new_v4().simple().to_string(),
         }
+    }
+
+    /// The name this store claims schedules under (see `claimant`).
+    pub(crate) fn claimant(&self) -> Option<&str> {
+        Some(&self.claimant)
     }
 
     pub(crate) fn readers(&self) -> Option<&super::sqlite_reads::Readers> {
@@ -392,6 +402,9 @@ impl_store!(
     order_events = "",
     // One writer at a time already: nothing to skip.
     skip_locked = "",
+    // One server per file ([`ServerLock`]): a claim not this store's own
+    // was left by a process that has ended.
+    orphaned = "s.claimed_by IS NOT {me}",
     // 'now' is fixed for the duration of one statement.
     db_now = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
     notify = ""

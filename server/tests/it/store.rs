@@ -518,6 +518,84 @@ async fn schedule_claims_are_exclusive_and_run_out(engine: Engine) {
     assert_eq!(all, expected, "every due schedule claimed once");
 }
 
+/// A claim whose holder is gone is taken over at once, not when it runs
+/// out: on PostgreSQL once no connection of the holder is left (a server
+/// killed, or cut off), on SQLite whenever the holder is not the store
+/// that serves the file now (one server per file: an earlier process).
+/// Without this, the schedules a killed server had claimed fired up to
+/// `SCHEDULE_CLAIM` (10 s) late after every crash.
+async fn a_claim_whose_holder_is_gone_is_taken_over_at_once(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    waiting_route(s, "early", 7_000).await;
+    let ids = |rows: Vec<ScheduleRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let gone = server::store::connect(&db.url).await.unwrap();
+    assert_eq!(
+        ids(gone
+            .claim_due_schedules(Some(7_500), 10_000, 10)
+            .await
+            .unwrap()),
+        ["s-early"]
+    );
+    if engine == Engine::Postgres {
+        // Its holder is alive (it has connections): held.
+        assert!(s
+            .claim_due_schedules(Some(7_500), 10_000, 10)
+            .await
+            .unwrap()
+            .is_empty());
+        // Then its connections go, as a killed server's do.
+        use sqlx::Connection;
+        let mut admin = sqlx::PgConnection::connect(&db.url).await.unwrap();
+        let holder: String =
+            sqlx::query_scalar("SELECT claimed_by FROM schedules WHERE id = 's-early'")
+                .fetch_one(&mut admin)
+                .await
+                .unwrap();
+        let since = std::time::Instant::now();
+        loop {
+            let left: i64 = sqlx::query_scalar(
+                "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE application_name = $1",
+            )
+            .bind(&holder)
+            .fetch_one(&mut admin)
+            .await
+            .unwrap();
+            if left == 0 {
+                break;
+            }
+            assert!(
+                since.elapsed() < std::time::Duration::from_secs(30),
+                "{left} connections stay"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    drop(gone);
+    // Well inside the claim (it runs until 17,500): taken over.
+    assert_eq!(
+        ids(s
+            .claim_due_schedules(Some(7_600), 10_000, 10)
+            .await
+            .unwrap()),
+        ["s-early"]
+    );
+    // A claim of its own it still holds until it runs out.
+    assert!(s
+        .claim_due_schedules(Some(7_700), 10_000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        ids(s
+            .claim_due_schedules(Some(17_600), 10_000, 10)
+            .await
+            .unwrap()),
+        ["s-early"]
+    );
+}
+
 /// Without a pinned instant, the database's clock says what is due and
 /// which leases ran out.
 async fn the_database_clock_decides_when_no_instant_is_pinned(engine: Engine) {
@@ -876,5 +954,6 @@ on_both_engines!(
     route_commits_are_atomic_and_fenced,
     circuit_writes_are_fenced_and_atomic_with_the_route,
     schedule_claims_are_exclusive_and_run_out,
+    a_claim_whose_holder_is_gone_is_taken_over_at_once,
     the_database_clock_decides_when_no_instant_is_pinned
 );
