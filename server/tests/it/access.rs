@@ -33,6 +33,10 @@ fn client_for(headers: &[(&'static str, String)]) -> reqwest::Client {
     reqwest::Client::builder()
         .default_headers(map)
         .redirect(reqwest::redirect::Policy::none())
+        // A request that never gets an answer fails here, naming itself,
+        // instead of holding the whole suite (one such hang was seen in
+        // `browser_sessions` on SQLite, once, under a full run's load).
+        .timeout(std::time::Duration::from_secs(60))
         .build()
         .unwrap()
 }
