@@ -505,15 +505,6 @@ macro_rules! impl_store {
                 limit: i64,
             ) -> $crate::store::Result<Vec<$crate::store::ScheduleRow>> {
                 self.health()?;
-                // Most looks find nothing due: answer those with a read,
-                // without a write transaction (SQLite's one write lock; a
-                // read-only database still starts and serves reads). In
-                // deadline order, so the planner walks the due index from
-                // its start (it cannot know the instant, hidden in
-                // `clock`, and without the order took a scan of every
-                // armed schedule for the cheaper way to one row: 27 ms at
-                // 300,000 pending on PostgreSQL, at every look); planned
-                // afresh each time (see `next_deadline`).
                 // Free: nobody holds it, its claim ran out, or its holder
                 // is gone ($orphaned, `{me}` this store's own name).
                 let free = |me: &str| {
@@ -523,6 +514,15 @@ macro_rules! impl_store {
                         $orphaned.replace("{me}", me)
                     )
                 };
+                // Most looks find nothing due: answer those with a read,
+                // without a write transaction (SQLite's one write lock; a
+                // read-only database still starts and serves reads). In
+                // deadline order, so the planner walks the due index from
+                // its start (it cannot know the instant, hidden in
+                // `clock`, and without the order took a scan of every
+                // armed schedule for the cheaper way to one row: 27 ms at
+                // 300,000 pending on PostgreSQL, at every look); planned
+                // afresh each time (see `next_deadline`).
                 let due = format!(
                     "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
                      SELECT COUNT(*) FROM (SELECT 1 FROM schedules s WHERE s.state = 'armed' \
