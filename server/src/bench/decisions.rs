@@ -31,6 +31,11 @@ pub async fn measure(
     let profile = fixtures::profile(s, 3_600).await?;
     let routes =
         Arc::new(fixtures::create_routes(s, &profile, decisions, &format!("d{clients}-")).await?);
+    // The timed part starts here: a line between the two, so a profile of
+    // the run can tell them apart.
+    super::progress(format_args!(
+        "  {decisions} routes ready (untimed); reporting"
+    ));
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(clients);
