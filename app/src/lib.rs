@@ -47,6 +47,7 @@ pub mod words;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+
 use leptos_router::{
     components::{Route, Router, Routes, A},
     path, SsrMode,
@@ -91,7 +92,7 @@ pub fn App() -> impl IntoView {
     provide_context(ViewerResource(viewer));
     view! {
         <Stylesheet id="leptos" href="/pkg/kandev-recovery.css"/>
-        <Title text="Provider Error Recovery"/>
+        <PageTitle text="Provider Error Recovery"/>
         <Router>
             <header class="topbar">
                 <A href="/profiles" attr:class="brand">"Provider Error Recovery"</A>
@@ -121,6 +122,20 @@ pub fn App() -> impl IntoView {
             </main>
         </Router>
     }
+}
+
+/// The document's `<title>`: what every page sets its title with.
+///
+/// `leptos_meta`'s `<Title>` writes its text into the server-rendered
+/// page unescaped, so a profile name or a route's `caller.ref` holding
+/// `</title><meta http-equiv=refresh …>` would become markup. The server
+/// escapes the text itself; in the browser the title is set as text
+/// (`document.title`), which needs no escaping.
+#[component]
+pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    let text = html_escape::encode_text(&text).into_owned();
+    view! { <Title text/> }
 }
 
 /// Who is signed in, and the way out.

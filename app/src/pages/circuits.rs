@@ -8,15 +8,15 @@ use crate::circuit::{CircuitList, CircuitStatus, CircuitView};
 use crate::components::live::{show_time, use_route_events, LiveIndicator};
 use crate::components::seed::Seed;
 use crate::words::{circuit_status_words, safe_cause};
+use crate::PageTitle;
 use leptos::either::Either;
 use leptos::prelude::*;
-use leptos_meta::Title;
 
 #[component]
 pub fn CircuitsPage() -> impl IntoView {
     let data = Resource::new(|| (), |_| api::list_circuits());
     view! {
-        <Title text="Circuits · Provider Error Recovery"/>
+        <PageTitle text="Circuits · Provider Error Recovery"/>
         <h1>"Circuits"</h1>
         <p class="explain">
             "When a provider, an account, a model or an agent profile fails for everyone, its circuit \

@@ -8,9 +8,9 @@ use crate::components::route_list::{RouteFilter, RouteList};
 use crate::components::seed::Seed;
 use crate::policy::{FieldError, FieldErrorCode};
 use crate::profile::{check_profile, Intent, Profile};
+use crate::PageTitle;
 use leptos::either::Either;
 use leptos::prelude::*;
-use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -111,7 +111,7 @@ pub fn LoadError(error: ApiError) -> impl IntoView {
         "The profile could not be loaded"
     };
     view! {
-        <Title text=title/>
+        <PageTitle text=title/>
         <section class="panel">
             <h1>{title}</h1>
             <p>{error.message}</p>
@@ -126,7 +126,7 @@ fn ProfileSettings(initial: Option<Profile>, editable: bool) -> impl IntoView {
     let name = initial.as_ref().map(|p| p.name.clone()).unwrap_or_default();
     let title = page_title(&heading_of(&name, initial.is_none()));
     view! {
-        <Title text=title/>
+        <PageTitle text=title/>
         <ProfileEditor initial editable/>
     }
 }

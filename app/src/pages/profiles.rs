@@ -2,15 +2,15 @@
 
 use crate::api;
 use crate::profile::Profile;
+use crate::PageTitle;
 use leptos::prelude::*;
-use leptos_meta::Title;
 
 #[component]
 pub fn ProfilesPage() -> impl IntoView {
     let profiles = Resource::new(|| (), |_| api::list_profiles());
     let viewer = crate::use_viewer();
     view! {
-        <Title text="Profiles · Provider Error Recovery"/>
+        <PageTitle text="Profiles · Provider Error Recovery"/>
         <div class="page-head">
             <h1>"Dynamic profiles"</h1>
             <Suspense>

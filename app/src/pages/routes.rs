@@ -5,8 +5,8 @@ use crate::components::route_list::{RouteFilter, RouteList};
 use crate::components::route_panel::{RoutePageData, RoutePanel};
 use crate::route::RouteSnapshot;
 use crate::words::route_title;
+use crate::PageTitle;
 use leptos::prelude::*;
-use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 /// The list page's data: routes and the names of their profiles.
@@ -23,7 +23,7 @@ async fn load_list() -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiE
 pub fn RoutesPage() -> impl IntoView {
     let data = Resource::new(|| (), |_| load_list());
     view! {
-        <Title text="Routes · Provider Error Recovery"/>
+        <PageTitle text="Routes · Provider Error Recovery"/>
         <h1>"Routes"</h1>
         <p class="explain">
             "Each route is one agent session recovering from provider errors: which candidate it is on, \
@@ -68,7 +68,7 @@ pub fn RoutePage() -> impl IntoView {
                         let id = d.route.id.clone();
                         let profile = d.profile.as_ref().map(|p| (p.id.clone(), p.name.clone()));
                         view! {
-                            <Title text=format!("{title} · Provider Error Recovery")/>
+                            <PageTitle text=format!("{title} · Provider Error Recovery")/>
                             <h1>{title}</h1>
                             <p class="route-meta muted">
                                 <span class="route-meta-item">"Route "<code class="route-id">{id.to_string()}</code></span>
@@ -95,7 +95,7 @@ fn RouteLoadError(error: ApiError) -> impl IntoView {
         "The route could not be loaded"
     };
     view! {
-        <Title text=title/>
+        <PageTitle text=title/>
         <section class="panel">
             <h1>{title}</h1>
             <p>{error.message}</p>

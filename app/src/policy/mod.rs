@@ -16,6 +16,8 @@
 //! - [`legacy`]: one-time normalisation of `retry_same` / `try_next` / `stop`
 //!   documents and their per-code rules.
 //! - [`class`]: error classes and the built-in code → class registry.
+//! - [`text`]: names and references refuse hidden characters (control,
+//!   bidirectional, zero-width).
 
 pub mod class;
 pub mod document;
@@ -24,6 +26,7 @@ pub mod legacy;
 pub mod limits;
 pub mod reader;
 pub mod schedule;
+pub mod text;
 pub mod validate;
 
 pub use class::{ErrorClass, PolicyClass};

@@ -152,6 +152,10 @@ impl<'v> Obj<'v> {
                         max_chars as u64,
                     ));
                     None
+                } else if let Err(e) = super::text::check_visible(&self.at(field), s) {
+                    // Every string of a profile is shown to people.
+                    errs.push(e);
+                    None
                 } else {
                     Some(s.to_string())
                 }

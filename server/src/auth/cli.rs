@@ -35,6 +35,17 @@ fn block_on(work: impl std::future::Future<Output = Result<(), String>>) -> Exit
     }
 }
 
+/// A token's or a person's name, trimmed: 1 to 100 characters, none of
+/// them hidden (names are shown in pages, logs and `token list`).
+fn checked_name<'n>(what: &str, name: &'n str) -> Result<&'n str, String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(format!("{what} must be 1 to 100 characters"));
+    }
+    app::policy::text::check_visible(what, name).map_err(|e| format!("{what} {}", e.message))?;
+    Ok(name)
+}
+
 async fn open(url: &str) -> Result<Access, String> {
     let store = store::connect(url)
         .await
@@ -49,10 +60,7 @@ async fn token(command: TokenCommand) -> Result<(), String> {
             permissions,
             database,
         } => {
-            let name = name.trim();
-            if name.is_empty() || name.len() > 100 {
-                return Err("--name must be 1 to 100 characters".into());
-            }
+            let name = checked_name("--name", &name)?;
             let access = open(&database.database_url).await?;
             let made = access
                 .create_token(name, permissions)
@@ -132,10 +140,7 @@ async fn user(command: UserCommand) -> Result<(), String> {
             url,
             database,
         } => {
-            let name = name.trim();
-            if name.is_empty() || name.len() > 100 {
-                return Err("the name must be 1 to 100 characters".into());
-            }
+            let name = checked_name("the name", &name)?;
             let base = url.trim_end_matches('/');
             if !(base.starts_with("http://") || base.starts_with("https://")) {
                 return Err(format!(
@@ -180,4 +185,25 @@ fn time(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checked_name;
+
+    #[test]
+    fn names_are_trimmed_bounded_and_visible() {
+        assert_eq!(checked_name("--name", "  ci runner "), Ok("ci runner"));
+        assert!(checked_name("--name", " ").is_err());
+        assert!(checked_name("--name", &"é".repeat(101)).is_err());
+        for hidden in [
+            "ci\u{202E}nur",
+            "ci\u{200B}runner",
+            "ci\nrunner",
+            "a\u{1B}[2Jb",
+        ] {
+            let e = checked_name("--name", hidden).unwrap_err();
+            assert!(e.starts_with("--name must not contain"), "{e}");
+        }
+    }
 }

@@ -274,6 +274,9 @@ impl Routes {
                 200,
             )]));
         }
+        // Shown in page titles and the route list.
+        app::policy::text::check_visible("caller.ref", &req.caller.reference)
+            .map_err(|e| RouteError::Invalid(vec![e]))?;
         let now = self.now();
         for _ in 0..CIRCUIT_ATTEMPTS {
             let mut route = Route::open(profile.id.clone(), req.caller.clone(), first, now);

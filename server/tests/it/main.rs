@@ -31,6 +31,7 @@
 mod support;
 
 mod access;
+mod access_hardening;
 mod access_leaks;
 mod agents_cli;
 mod api_fuzz_findings;
