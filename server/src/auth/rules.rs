@@ -28,18 +28,23 @@ pub enum Permission {
     OfficeAssign,
     /// The unknown-evidence log (classifier internals).
     CatalogueRead,
+    /// With `evidence:submit`: reports, claims and acknowledgements for
+    /// routes another caller opened (a supervisor's or an operator's
+    /// tool). Without it a caller acts on the routes it opened only.
+    RoutesAny,
     /// Everything, including tokens and people.
     Admin,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 7] = [
+    pub const ALL: [Permission; 8] = [
         Permission::ProfilesManage,
         Permission::ProfilesSelect,
         Permission::RoutesAct,
         Permission::EvidenceSubmit,
         Permission::OfficeAssign,
         Permission::CatalogueRead,
+        Permission::RoutesAny,
         Permission::Admin,
     ];
 
@@ -51,6 +56,7 @@ impl Permission {
             Permission::EvidenceSubmit => "evidence:submit",
             Permission::OfficeAssign => "office:assign",
             Permission::CatalogueRead => "catalogue:read",
+            Permission::RoutesAny => "routes:any",
             Permission::Admin => "admin",
         }
     }
@@ -59,6 +65,8 @@ impl Permission {
         Permission::ALL.into_iter().find(|p| p.as_str() == s)
     }
 
+    /// Eight permissions fill the `u8` of [`Permissions`]; a ninth needs a
+    /// wider set.
     fn bit(self) -> u8 {
         1 << (self as u8)
     }
@@ -310,6 +318,20 @@ pub fn may_open_route(principal: &Principal, office: bool) -> Result<(), String>
     }
 }
 
+/// The opener recorded for routes opened before openers were (migration
+/// `20261207000000_route_openers`): every caller that may submit evidence
+/// may report on them, as before.
+pub const ANY_OPENER: &str = "*";
+
+/// Whether `principal` may report on, claim or acknowledge for a route
+/// `opener` opened (`None`: no opener recorded, or no such route). The
+/// answer to a refusal is the same 404 as for a route that does not exist,
+/// so it tells nobody which routes exist.
+pub fn may_report_on(principal: &Principal, opener: Option<&str>) -> bool {
+    principal.grants(Permission::RoutesAny)
+        || opener.is_some_and(|o| o == principal.id || o == ANY_OPENER)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +416,28 @@ mod tests {
         };
         assert!(may_open_route(&select, false).is_ok());
         assert!(may_open_route(&select, true).is_err());
+    }
+
+    #[test]
+    fn only_the_opener_or_routes_any_reports_on_a_route() {
+        let principal = |id: &str, perms: &[Permission]| Principal {
+            id: id.into(),
+            name: id.into(),
+            permissions: Permissions::of(perms),
+            via: Via::Token,
+        };
+        let runner = principal("t1", &[Permission::EvidenceSubmit]);
+        assert!(may_report_on(&runner, Some("t1")));
+        assert!(!may_report_on(&runner, Some("t2")));
+        assert!(!may_report_on(&runner, None));
+        assert!(may_report_on(&runner, Some(ANY_OPENER)));
+        for any in [
+            principal("s", &[Permission::EvidenceSubmit, Permission::RoutesAny]),
+            principal("a", &[Permission::Admin]),
+        ] {
+            assert!(may_report_on(&any, Some("t1")));
+            assert!(may_report_on(&any, None));
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@ use super::error::{HttpError, HttpResult};
 use super::extract::{JsonBody, Query, TestClockEnabled};
 use super::guard::{Caller, DecisionRead};
 use super::AppState;
-use crate::auth::rules::may_open_route;
+use crate::auth::rules::{may_open_route, may_report_on};
+use crate::auth::{Permission, Principal};
 use crate::routes::feed;
 use crate::routes::idempotency::{self, Creation, IdempotencyKey, RouteKey};
 use crate::routes::{
@@ -75,7 +76,10 @@ pub async fn create(
         scope: caller.id.clone(),
         key,
     });
-    let (route, creation) = s.routes.create_keyed(req, key).await?;
+    let (route, creation) = s
+        .routes
+        .create_opened_by(req, key, Some(&caller.id))
+        .await?;
     Ok(match creation {
         Creation::Created => (StatusCode::CREATED, Json(route)).into_response(),
         Creation::Replayed => (
@@ -175,11 +179,17 @@ pub async fn attempts(
     responses((status = 200, body = FailureAnswer), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
 pub async fn failures(
     State(s): State<AppState>,
+    Caller(caller): Caller,
     Path(id): Path<RouteId>,
     read: Option<Extension<DecisionRead>>,
     JsonBody(body): JsonBody,
 ) -> HttpResult<Json<FailureAnswer>> {
     let read = read.map(|Extension(DecisionRead(rows))| rows);
+    match &read {
+        // The opener came with the route the guard read: no read of its own.
+        Some(rows) => own(&caller, rows.opener.as_deref(), "route")?,
+        None => own_route(&s, &caller, &id).await?,
+    }
     Ok(Json(s.routes.report_failure_read(&id, &body, read).await?))
 }
 
@@ -188,9 +198,11 @@ pub async fn failures(
     request_body = EffectReport, responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
 pub async fn effects(
     State(s): State<AppState>,
+    Caller(caller): Caller,
     Path(id): Path<RouteId>,
     JsonBody(report): JsonBody<EffectReport>,
 ) -> HttpResult<Json<RouteSnapshot>> {
+    own_route(&s, &caller, &id).await?;
     Ok(Json(s.routes.report_effect(&id, report).await?))
 }
 
@@ -200,9 +212,11 @@ pub async fn effects(
     responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError)))]
 pub async fn success(
     State(s): State<AppState>,
+    Caller(caller): Caller,
     Path(id): Path<RouteId>,
     JsonBody(report): JsonBody<InvocationReport>,
 ) -> HttpResult<Json<RouteSnapshot>> {
+    own_route(&s, &caller, &id).await?;
     Ok(Json(s.routes.report_success(&id, report).await?))
 }
 
@@ -220,6 +234,27 @@ pub async fn actions(
     Ok(Json(s.routes.act(&id, req).await?))
 }
 
+/// The answer for `what` (`route`, `dispatch`) when `caller` may not
+/// report on what `opener` opened: the 404 of one that does not exist, so
+/// a refusal tells nobody which routes exist.
+fn own(caller: &Principal, opener: Option<&str>, what: &'static str) -> HttpResult<()> {
+    if may_report_on(caller, opener) {
+        Ok(())
+    } else {
+        Err(RouteError::NotFound(what).into())
+    }
+}
+
+/// [`own`] for route `id`, reading its opener unless `caller` may report
+/// on any caller's routes.
+async fn own_route(s: &AppState, caller: &Principal, id: &RouteId) -> HttpResult<()> {
+    if caller.grants(Permission::RoutesAny) {
+        return Ok(());
+    }
+    let opener = s.store.route_opener(id.as_str()).await?;
+    own(caller, opener.as_deref(), "route")
+}
+
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ClaimAnswer {
     pub dispatches: Vec<Dispatch>,
@@ -230,10 +265,14 @@ pub struct ClaimAnswer {
     responses((status = 200, body = ClaimAnswer), (status = 422, body = ApiError)))]
 pub async fn claim(
     State(s): State<AppState>,
+    Caller(caller): Caller,
     JsonBody(req): JsonBody<ClaimRequest>,
 ) -> HttpResult<Json<ClaimAnswer>> {
+    // Another caller's route (named or not) has nothing to claim, exactly
+    // like a route that does not exist.
+    let opened_by = (!caller.grants(Permission::RoutesAny)).then(|| caller.id.clone());
     Ok(Json(ClaimAnswer {
-        dispatches: s.routes.claim(req).await?,
+        dispatches: s.routes.claim_opened_by(req, opened_by).await?,
     }))
 }
 
@@ -250,9 +289,14 @@ pub struct AckRequest {
     responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
 pub async fn ack(
     State(s): State<AppState>,
+    Caller(caller): Caller,
     Path(id): Path<String>,
     JsonBody(req): JsonBody<AckRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
+    if !caller.grants(Permission::RoutesAny) {
+        let opener = s.store.dispatch_opener(&id).await?;
+        own(&caller, opener.as_deref(), "dispatch")?;
+    }
     Ok(Json(s.routes.acknowledge(&id, req.generation).await?))
 }
 

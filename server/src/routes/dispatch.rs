@@ -37,6 +37,16 @@ impl Routes {
 
     /// Claims due dispatches with a lease, waiting up to `wait_seconds` for one.
     pub async fn claim(&self, req: ClaimRequest) -> Result<Vec<Dispatch>> {
+        self.claim_opened_by(req, None).await
+    }
+
+    /// [`Routes::claim`], of the routes `opened_by` opened only (`None`:
+    /// every route's).
+    pub async fn claim_opened_by(
+        &self,
+        req: ClaimRequest,
+        opened_by: Option<String>,
+    ) -> Result<Vec<Dispatch>> {
         let mut errors = Vec::new();
         if !(1..=MAX_LEASE_SECONDS).contains(&req.lease_seconds) {
             errors.push(FieldError::out_of_range(
@@ -61,6 +71,7 @@ impl Routes {
             route_id: req.route_id.as_ref().map(RouteId::to_string),
             caller_kind: req.caller_kind.map(|k| k.as_str().to_string()),
             limit: CLAIM_BATCH,
+            opened_by,
         };
         // Long-polling waits in real time: it is how long a client holds a
         // connection, not a recovery deadline.

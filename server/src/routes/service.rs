@@ -254,6 +254,19 @@ impl Routes {
         req: CreateRoute,
         key: Option<RouteKey>,
     ) -> Result<(RouteSnapshot, Creation)> {
+        self.create_opened_by(req, key, None).await
+    }
+
+    /// [`Routes::create_keyed`], recording `opened_by` (a token's or a
+    /// person's id) as the route's opener in the transaction that inserts
+    /// it: reports and claims for the route then need that principal or
+    /// `routes:any`. Without one, only `routes:any` may report.
+    pub async fn create_opened_by(
+        &self,
+        req: CreateRoute,
+        key: Option<RouteKey>,
+        opened_by: Option<&str>,
+    ) -> Result<(RouteSnapshot, Creation)> {
         // The key with the request it is sent with, in canonical form.
         let keyed = key.map(|k| (k, idempotency::request_of(&req)));
         if let Some((k, request)) = &keyed {
@@ -299,6 +312,7 @@ impl Routes {
             let commit = Commit {
                 circuits: circuits.writes(route.id.as_str()),
                 route_key,
+                opened_by: opened_by.map(str::to_string),
                 ..Commit::default()
             };
             let change = Change {

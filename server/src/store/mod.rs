@@ -107,6 +107,9 @@ pub struct DecisionRows {
     pub profile: Option<ProfileRow>,
     /// Every circuit, by scope and resource.
     pub circuits: Vec<CircuitRow>,
+    /// Who opened the route (`route_openers`), read with it so checking a
+    /// report's caller costs no round trip of its own.
+    pub opener: Option<String>,
 }
 
 /// Which engine a store runs on.
@@ -262,6 +265,14 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     ) -> Result<Vec<DispatchRow>>;
 
     async fn get_dispatch(&self, id: &str) -> Result<Option<DispatchRow>>;
+
+    /// Who opened route `route_id` (`route_openers`); `None` when the
+    /// route has no recorded opener or does not exist.
+    async fn route_opener(&self, route_id: &str) -> Result<Option<String>>;
+
+    /// Who opened the route of dispatch `dispatch_id`; `None` as for
+    /// [`Store::route_opener`], or when there is no such dispatch.
+    async fn dispatch_opener(&self, dispatch_id: &str) -> Result<Option<String>>;
 
     /// Claimed, unacknowledged dispatches whose lease ended before `at_ms`
     /// (`None`: the database's clock), oldest first.

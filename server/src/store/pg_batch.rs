@@ -31,6 +31,7 @@ pub(crate) fn plain(commits: &[Commit]) -> bool {
             && c.ack_dispatch.is_none()
             && c.expire_dispatch.is_none()
             && c.circuits.is_empty()
+            && c.opened_by.is_none()
             && c.route
                 .as_ref()
                 .is_some_and(|r| routes.insert(r.id.as_str()))

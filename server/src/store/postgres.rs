@@ -280,6 +280,7 @@ impl PgStore {
             route,
             profile,
             circuits,
+            opener: row.try_get("opener")?,
         })
     }
 
@@ -331,7 +332,9 @@ static ROUTE_FOR_DECISION: std::sync::LazyLock<String> = std::sync::LazyLock::ne
         .collect();
     format!(
         "SELECT q.*, (SELECT COALESCE(json_agg(json_build_object({})), '[]'::json)::text \
-         FROM circuits AS c) AS circuits FROM ({}) AS q",
+         FROM circuits AS c) AS circuits, \
+         (SELECT o.opener FROM route_openers AS o WHERE o.route_id = q.id) AS opener \
+         FROM ({}) AS q",
         fields.join(", "),
         *super::sql::ROUTE_AND_PROFILE
     )

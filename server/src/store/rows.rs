@@ -175,6 +175,10 @@ pub struct Commit {
     /// A new route's idempotency key, inserted with it; a key already
     /// taken answers `KeyTaken` and nothing is written.
     pub route_key: Option<RouteKeyRow>,
+    /// Who opens a new route (a token's or a person's id), inserted with
+    /// it into `route_openers`: reports and claims for the route need
+    /// this principal or `routes:any`.
+    pub opened_by: Option<String>,
     pub event_kind: String,
     /// The event's payload (a route snapshot), without its id.
     pub event_payload: String,
@@ -206,6 +210,9 @@ pub struct ClaimFilter {
     pub route_id: Option<String>,
     pub caller_kind: Option<String>,
     pub limit: i64,
+    /// Only routes this principal opened (and those opened before
+    /// openers were recorded); `None`: every route (`routes:any`).
+    pub opened_by: Option<String>,
 }
 
 /// One distinct entry of the unknown-evidence log, as stored (see

@@ -622,12 +622,15 @@ macro_rules! impl_store {
                 self.health()?;
                 let route = f.route_id.clone().unwrap_or_default();
                 let caller = f.caller_kind.clone().unwrap_or_default();
+                let opener = f.opened_by.clone().unwrap_or_default();
                 let sql = format!(
                     "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
                      UPDATE dispatches SET state = 'claimed', claimed_at = (SELECT at_ms FROM clock), \
                      lease_until = (SELECT at_ms FROM clock) + $2 \
                      WHERE id IN (SELECT id FROM dispatches WHERE state = 'pending' \
                      AND ($3 = '' OR route_id = $4) AND ($5 = '' OR caller_kind = $6) \
+                     AND ($8 = '' OR route_id IN (SELECT route_id FROM route_openers \
+                     WHERE opener = $9 OR opener = '*')) \
                      ORDER BY created_at, id LIMIT $7 {skip}) RETURNING {columns}",
                     now = $db_now,
                     skip = $skip_locked,
@@ -643,11 +646,30 @@ macro_rules! impl_store {
                     .bind(&caller)
                     .bind(&caller)
                     .bind(f.limit)
+                    .bind(&opener)
+                    .bind(&opener)
                     .fetch_all(&mut *tx)
                     .await?;
                 tx.commit().await?;
                 rows.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
                 Ok(rows)
+            }
+
+            async fn route_opener(&self, route_id: &str) -> $crate::store::Result<Option<String>> {
+                Ok(sqlx::query_scalar("SELECT opener FROM route_openers WHERE route_id = $1")
+                    .bind(route_id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            async fn dispatch_opener(&self, dispatch_id: &str) -> $crate::store::Result<Option<String>> {
+                Ok(sqlx::query_scalar(
+                    "SELECT o.opener FROM dispatches AS d \
+                     JOIN route_openers AS o ON o.route_id = d.route_id WHERE d.id = $1",
+                )
+                .bind(dispatch_id)
+                .fetch_optional(&self.pool)
+                .await?)
             }
 
             async fn get_dispatch(&self, id: &str) -> $crate::store::Result<Option<$crate::store::DispatchRow>> {

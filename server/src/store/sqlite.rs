@@ -178,10 +178,12 @@ impl SqliteStore {
         let Some((route, profile)) = self.get_route_and_profile(id).await? else {
             return Ok(None);
         };
+        let opener = self.route_opener(id).await?;
         Ok(Some(super::DecisionRows {
             route,
             profile,
             circuits: self.list_circuits().await?,
+            opener,
         }))
     }
 

@@ -85,11 +85,16 @@ impl Readers {
                 return Ok(None);
             };
             let circuits = circuits(&tx)?;
+            let opener = tx
+                .prepare_cached("SELECT opener FROM route_openers WHERE route_id = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
             tx.commit()?;
             Ok(Some(DecisionRows {
                 route,
                 profile,
                 circuits,
+                opener,
             }))
         })
     }

@@ -98,6 +98,8 @@ const INSERT_ROUTE_KEY: &str =
     "INSERT INTO route_keys (scope, key, route_id, request, created_at) \
      VALUES ($1, $2, $3, $4, $5) ON CONFLICT (scope, key) DO NOTHING";
 
+const INSERT_OPENER: &str = "INSERT INTO route_openers (route_id, opener) VALUES ($1, $2)";
+
 const UPDATE_ROUTE: &str =
     "UPDATE routes SET id = $1, profile_id = $2, caller_kind = $3, caller_ref = $4, \
      state = $5, generation = $6, cycle = $7, candidate_index = $8, candidate_id = $9, \
@@ -217,6 +219,13 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
                 Int(k.created_at),
             ],
             check: Check::One(Miss::Key),
+        });
+    }
+    if let Some(opener) = &c.opened_by {
+        out.push(Statement {
+            sql: INSERT_OPENER,
+            params: vec![Text(&route.id), Text(opener)],
+            check: Check::Any,
         });
     }
     let taken = || {

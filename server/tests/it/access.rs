@@ -333,7 +333,25 @@ async fn spec_permission_rules(engine: Engine) {
         .await;
     assert_eq!(st, 200, "{body}");
 
-    // Evidence submission reports failures but takes no manual action.
+    // Evidence submission reports failures on routes it opened, or with
+    // `routes:any` on any route, but takes no manual action; on another
+    // caller's route it is told there is no such route.
+    let kanban_id = kanban["id"].as_str().unwrap();
+    let (st, body) = evidence
+        .post(
+            &format!("/api/v1/routes/{kanban_id}/failures"),
+            json!({"generation": kanban["generation"], "invocation_id": kanban["invocation_id"],
+                "prompt_generation": kanban["prompt_generation"], "phase": "prompt",
+                "agent": "claude-code", "provider_id": "anthropic",
+                "items": crate::support::overloaded()}),
+        )
+        .await;
+    assert_eq!(
+        (st, body["error"].clone()),
+        (404, json!("not_found")),
+        "{body}"
+    );
+    let evidence = as_token(&[Permission::EvidenceSubmit, Permission::RoutesAny]).await;
     let answer = evidence.fail(&kanban, crate::support::overloaded()).await;
     assert_eq!(answer["route"]["state"], "retry_wait", "{answer}");
     let (st, _) = evidence
@@ -388,7 +406,20 @@ async fn a_failure_is_admitted_as_before_though_its_route_is_read_with_the_token
     let profile = admin
         .profile(&[("Claude", policy(3, 5, 0, "skip"), policy(0, 0, 0, "skip"))])
         .await;
-    let route = admin.route(&profile, "kanban").await;
+    // The reporter opens the route it reports on (issue 37: routes belong
+    // to their opener).
+    let reporter = Api::with_token(
+        s.base.clone(),
+        Some(
+            &token(
+                &s,
+                "reporter",
+                Permissions::of(&[Permission::EvidenceSubmit, Permission::ProfilesSelect]),
+            )
+            .await,
+        ),
+    );
+    let route = reporter.route(&profile, "kanban").await;
     let id = route["id"].as_str().unwrap();
     let failures = format!("/api/v1/routes/{id}/failures");
     let envelope = |route: &Value| {
@@ -401,10 +432,10 @@ async fn a_failure_is_admitted_as_before_though_its_route_is_read_with_the_token
     };
     let access = Access::new(s.db.store.clone(), Clock::system(), false);
     let made = access
-        .create_token("reporter", Permissions::of(&[Permission::EvidenceSubmit]))
+        .create_token("revoked", Permissions::of(&[Permission::EvidenceSubmit]))
         .await
         .unwrap();
-    access.revoke_token("reporter").await.unwrap();
+    access.revoke_token("revoked").await.unwrap();
     let revoked = Api::with_token(s.base.clone(), Some(&made.secret));
     let acting = Api::with_token(
         s.base.clone(),
@@ -433,17 +464,6 @@ async fn a_failure_is_admitted_as_before_though_its_route_is_read_with_the_token
     assert_eq!(untouched["state"], "active", "{untouched}");
     assert_eq!(untouched["generation"], route["generation"], "{untouched}");
 
-    let reporter = Api::with_token(
-        s.base.clone(),
-        Some(
-            &token(
-                &s,
-                "reporter",
-                Permissions::of(&[Permission::EvidenceSubmit]),
-            )
-            .await,
-        ),
-    );
     let (st, body) = reporter
         .post("/api/v1/routes/no-such-route/failures", envelope(&route))
         .await;
@@ -970,7 +990,11 @@ async fn evidence_is_rate_limited_per_token(engine: Engine) {
     let route = admin.route(&profile, "kanban").await;
     let id = route["id"].as_str().unwrap();
     let reporter_token = Access::new(db.store.clone(), Clock::system(), false)
-        .create_token("adapter", Permissions::of(&[Permission::EvidenceSubmit]))
+        // Reporting on the administrator's route needs `routes:any`.
+        .create_token(
+            "adapter",
+            Permissions::of(&[Permission::EvidenceSubmit, Permission::RoutesAny]),
+        )
         .await
         .unwrap()
         .secret;

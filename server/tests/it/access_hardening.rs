@@ -2,9 +2,12 @@
 //! every page (the `<title>` included), and names and references refuse
 //! hidden characters.
 
-use crate::support::{client, policy, Engine, TestServer};
+use crate::support::{client, policy, Api, Engine, TestServer};
 use reqwest::Method;
 use serde_json::{json, Value};
+use server::auth::{Access, Permission, Permissions, Rule};
+use server::clock::Clock;
+use server::http::api::endpoints;
 
 /// Ends the title and adds a refresh to another site (the probe's finding).
 const TITLE_BREAKOUT: &str =
@@ -156,7 +159,164 @@ async fn hidden_characters_are_refused_with_a_field_error(engine: Engine) {
     assert_eq!(routes.as_array().map(Vec::len), Some(0), "{routes}");
 }
 
+async fn token_api(s: &TestServer, name: &str, perms: &[Permission]) -> Api {
+    let made = Access::new(s.db.store.clone(), Clock::system(), false)
+        .create_token(name, Permissions::of(perms))
+        .await
+        .unwrap();
+    Api::with_token(s.base.clone(), Some(&made.secret))
+}
+
+/// What an evidence endpoint is sent for the route `route` (its dispatch
+/// `dispatch` for acknowledgements), by the path template in the route list.
+fn evidence_request(path: &str, route: &Value, dispatch: &Value) -> (String, Value) {
+    let id = route["id"].as_str().unwrap();
+    let current = json!({"generation": route["generation"], "invocation_id": route["invocation_id"],
+        "prompt_generation": route["prompt_generation"]});
+    let with = |extra: Value| {
+        let mut v = current.clone();
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    match path {
+        "/api/v1/routes/{id}/failures" => (
+            format!("/api/v1/routes/{id}/failures"),
+            with(
+                json!({"phase": "prompt", "agent": "claude-code", "provider_id": "anthropic",
+                "items": crate::support::overloaded()}),
+            ),
+        ),
+        "/api/v1/routes/{id}/effects" => (
+            format!("/api/v1/routes/{id}/effects"),
+            with(json!({"kind": "agent_message_chunk"})),
+        ),
+        "/api/v1/routes/{id}/success" => (format!("/api/v1/routes/{id}/success"), current),
+        "/api/v1/dispatches/claim" => (
+            "/api/v1/dispatches/claim".into(),
+            json!({"route_id": id, "lease_seconds": 60, "wait_seconds": 0}),
+        ),
+        "/api/v1/dispatches/{id}/ack" => (
+            format!(
+                "/api/v1/dispatches/{}/ack",
+                dispatch["id"].as_str().unwrap()
+            ),
+            json!({"generation": dispatch["generation"]}),
+        ),
+        other => panic!("{other} takes evidence: say here what it is sent"),
+    }
+}
+
+/// Routes belong to their opener: every endpoint of the route list that
+/// takes evidence (reports, claims, acknowledgements) answers another
+/// caller exactly as it answers for a route or dispatch that does not
+/// exist, changes nothing, and serves the opener and `routes:any`.
+async fn routes_belong_to_their_opener(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let admin = s.api();
+    let profile = admin
+        .profile(&[("Claude", policy(3, 5, 0, "skip"), policy(0, 0, 0, "skip"))])
+        .await;
+    let runner = [
+        Permission::ProfilesSelect,
+        Permission::EvidenceSubmit,
+        Permission::OfficeAssign,
+    ];
+    let opener = token_api(&s, "opener", &runner).await;
+    let other = token_api(&s, "other", &runner).await;
+    let supervisor = token_api(
+        &s,
+        "supervisor",
+        &[Permission::EvidenceSubmit, Permission::RoutesAny],
+    )
+    .await;
+
+    // The opener's route with a claimed dispatch, and the other caller's
+    // own route with one due (to see what claims without a route id get).
+    let route = opener.route(&profile, "office").await;
+    let id = route["id"].as_str().unwrap().to_string();
+    opener.fail(&route, crate::support::overloaded()).await;
+    let theirs = other.route(&profile, "kanban").await;
+    other.fail(&theirs, crate::support::overloaded()).await;
+    admin.advance(10.0).await;
+    let any_claim = json!({"lease_seconds": 60, "wait_seconds": 0});
+    let (st, claimed) = other
+        .post("/api/v1/dispatches/claim", any_claim.clone())
+        .await;
+    assert_eq!(st, 200, "{claimed}");
+    let claimed = claimed["dispatches"].as_array().unwrap().clone();
+    assert_eq!(
+        claimed.len(),
+        1,
+        "only its own route's dispatch: {claimed:?}"
+    );
+    assert_eq!(claimed[0]["route_id"], theirs["id"]);
+    let (_, named) = other
+        .post(
+            "/api/v1/dispatches/claim",
+            json!({"route_id": id, "lease_seconds": 60, "wait_seconds": 0}),
+        )
+        .await;
+    assert_eq!(named["dispatches"], json!([]), "{named}");
+    let dispatches = opener.claim(&id).await;
+    assert_eq!(
+        dispatches.len(),
+        1,
+        "the opener's dispatch was left: {dispatches:?}"
+    );
+    let dispatch = dispatches[0].clone();
+    let route = opener.snapshot(&id).await;
+
+    let evidence: Vec<_> = endpoints()
+        .into_iter()
+        .filter(|e| e.rule == Rule::Need(Permission::EvidenceSubmit))
+        .collect();
+    assert!(evidence.len() >= 5, "{evidence:?}");
+    let missing_route = json!({"id": "no-such-route", "generation": 1, "invocation_id": "x",
+        "prompt_generation": 1});
+    let missing_dispatch = json!({"id": "no-such-dispatch", "generation": 1});
+    for e in &evidence {
+        let (path, body) = evidence_request(&e.path, &route, &dispatch);
+        let (st, refused) = other
+            .call(e.method.clone(), &path, Some(body.clone()))
+            .await;
+        let (nst, nothing) = {
+            let (path, body) = evidence_request(&e.path, &missing_route, &missing_dispatch);
+            other.call(e.method.clone(), &path, Some(body)).await
+        };
+        assert_eq!(
+            (st, &refused),
+            (nst, &nothing),
+            "{} {}: another caller is answered as for nothing there",
+            e.method,
+            e.path
+        );
+        if e.path != "/api/v1/dispatches/claim" {
+            assert_eq!(st, 404, "{} {}: {refused}", e.method, e.path);
+        }
+    }
+    assert_eq!(
+        opener.snapshot(&id).await,
+        route,
+        "the refusals changed nothing"
+    );
+
+    // The opener and `routes:any` are served: the acknowledgement by the
+    // opener, an effect by the supervisor, success by the opener.
+    let (st, body) = opener.ack(&dispatch).await;
+    assert_eq!(st, 200, "{body}");
+    let route = opener.snapshot(&id).await;
+    let (path, body) = evidence_request("/api/v1/routes/{id}/effects", &route, &dispatch);
+    let (st, answer) = supervisor.post(&path, body).await;
+    assert_eq!(st, 200, "{answer}");
+    let (path, body) = evidence_request("/api/v1/routes/{id}/success", &route, &dispatch);
+    let (st, answer) = opener.post(&path, body).await;
+    assert_eq!(st, 200, "{answer}");
+}
+
 on_both_engines!(
+    routes_belong_to_their_opener,
     hostile_names_render_as_text_on_every_page,
     hidden_characters_are_refused_with_a_field_error
 );

@@ -245,6 +245,7 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         route_id: Some("r".into()),
         caller_kind: None,
         limit: 10,
+        opened_by: None,
     };
     let claimed = s
         .claim_dispatches(&filter, Some(8_000), 60_000)
@@ -647,6 +648,7 @@ async fn the_database_clock_decides_when_no_instant_is_pinned(engine: Engine) {
         route_id: None,
         caller_kind: None,
         limit: 10,
+        opened_by: None,
     };
     let claimed = s.claim_dispatches(&filter, None, 1).await.unwrap();
     let lease = claimed[0].lease_until.unwrap();
