@@ -173,7 +173,7 @@ pub enum TokenCommand {
         #[arg(long)]
         name: String,
         /// Comma-separated permissions: profiles:manage, profiles:select,
-        /// routes:act, evidence:submit, office:assign, catalogue:read, admin.
+        /// routes:act, evidence:submit, office:assign, catalogue:read, routes:any, admin.
         #[arg(long, value_parser = parse_permissions, value_name = "LIST")]
         permissions: crate::auth::Permissions,
         #[command(flatten)]
@@ -336,6 +336,31 @@ pub struct ServeArgs {
     #[arg(long, env = "KANDEV_MAX_BODY_BYTES", default_value_t = 256 * 1024)]
     pub max_body_bytes: usize,
 
+    /// Seconds a client has to send a request's headers, from the moment
+    /// its connection opens (or, on a kept-alive connection, from the
+    /// request's first byte); slower connections are closed.
+    #[arg(long, env = "KANDEV_HEADER_TIMEOUT_SECONDS", default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout_seconds: u64,
+
+    /// Seconds a request body has to arrive whole once the server reads
+    /// it; a slower one answers 400 and its connection is closed.
+    #[arg(long, env = "KANDEV_BODY_TIMEOUT_SECONDS", default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout_seconds: u64,
+
+    /// Seconds a kept-alive connection may sit with no request in flight
+    /// and no bytes either way before it is closed.
+    #[arg(long, env = "KANDEV_IDLE_TIMEOUT_SECONDS", default_value_t = 60,
+        value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub idle_timeout_seconds: u64,
+
+    /// Connections served at once; more wait in the kernel's accept queue
+    /// until one closes. Event streams and long polls each hold one.
+    #[arg(long, env = "KANDEV_MAX_CONNECTIONS", default_value_t = 1024,
+        value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+
     /// Enable `POST /api/v1/test/clock` to move time forward. For tests only:
     /// never enable it in production.
     #[arg(long, env = "KANDEV_TEST_CLOCK", value_parser = BoolishValueParser::new())]
@@ -384,6 +409,10 @@ impl Default for ServeArgs {
             site_root: "target/site".into(),
             no_seed: false,
             max_body_bytes: 256 * 1024,
+            header_timeout_seconds: 10,
+            body_timeout_seconds: 30,
+            idle_timeout_seconds: 60,
+            max_connections: 1024,
             test_clock: false,
             demo: false,
             no_auth: false,

@@ -12,11 +12,14 @@
 //! - [`guard`]: access control on every route (rules in `crate::auth`).
 //! - [`error`]: [`HttpError`], one status match and one body shape.
 //! - `pages`: the server side of the UI (the page renderer's backend).
+//! - [`conn`]: the accept loop: connection cap, header, body and idle
+//!   timeouts, the early 413.
 //! - [`server`]: the one place a server is assembled — used by `serve`,
 //!   the tests and the benchmarks.
 
 pub mod api;
 mod circuits;
+pub mod conn;
 mod error;
 pub mod extract;
 pub mod guard;
@@ -65,6 +68,8 @@ pub struct AppState {
     /// The folder of the SQLite file, whose free space `/readyz` checks
     /// (`None`: PostgreSQL, or not known).
     pub database_dir: Option<std::path::PathBuf>,
+    /// Connection count and timeouts ([`conn`]).
+    pub limits: conn::ConnectionLimits,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -86,6 +91,8 @@ pub struct Setup {
     pub evidence_per_minute: u32,
     /// See [`AppState::database_dir`].
     pub database_dir: Option<std::path::PathBuf>,
+    /// See [`AppState::limits`].
+    pub limits: conn::ConnectionLimits,
 }
 
 impl Setup {
@@ -101,6 +108,7 @@ impl Setup {
             no_auth: defaults.no_auth,
             evidence_per_minute: defaults.evidence_per_minute,
             database_dir: None,
+            limits: conn::ConnectionLimits::default(),
         }
     }
 }
@@ -143,6 +151,7 @@ impl AppState {
             access: Access::new(setup.store.clone(), Clock::system(), setup.no_auth)
                 .with_evidence_limit(setup.evidence_per_minute),
             database_dir: setup.database_dir.clone(),
+            limits: setup.limits,
         }
     }
 }
@@ -155,6 +164,7 @@ fn class_of(code: &str) -> Option<app::policy::ErrorClass> {
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let max_body = state.max_body_bytes;
+    let body_timeout = state.limits.body_timeout;
     let backend: SharedBackend = Arc::new(pages::PageBackend {
         profiles: state.profiles.clone(),
         routes: state.routes.clone(),
@@ -185,6 +195,16 @@ pub fn router(state: AppState) -> Router {
         // Inside the router's layers, so the matched route template is known.
         .layer(axum::middleware::from_fn(prometheus::track))
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(axum::middleware::from_fn_with_state(
+            body_timeout,
+            conn::body_deadline,
+        ))
+        // Before the credential check: an announced oversized body is
+        // refused without waiting for anything.
+        .layer(axum::middleware::from_fn_with_state(
+            max_body,
+            conn::refuse_oversized,
+        ))
         .layer(axum::Extension(access))
         .layer(axum::middleware::from_fn(headers::security_headers))
         // The path only: a query string can carry a credential (the

@@ -400,7 +400,7 @@ pub async fn events(
         }
     });
     Ok(Sse::new(ReceiverStream::new(rx))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+        .keep_alive(KeepAlive::new().interval(s.limits.sse_keep_alive())))
 }
 
 /// The event stream's last frame when the server shuts down: `event:

@@ -11,8 +11,7 @@ use crate::config::ServeArgs;
 use crate::scheduler;
 use crate::store;
 use anyhow::Context;
-use axum::serve::ListenerExt;
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -62,25 +61,23 @@ impl Server {
     ) -> std::io::Result<()> {
         let signals = self.state.routes.signals().clone();
         let stop = signals.shutdown.clone();
-        // Without TCP_NODELAY a response written in more than one piece
-        // (a streamed page, every event of an event stream) waits on
-        // Nagle's algorithm for the client's delayed ACK: 40 ms per reused
-        // connection on Linux (a profile page took 44 ms instead of 3).
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(error = %e, "TCP_NODELAY could not be set");
-            }
-        });
-        let served = axum::serve(listener, router(self.state)).with_graceful_shutdown(async move {
+        tokio::spawn(async move {
             shutdown.await;
             // Ends long polls, event streams (with a last `shutdown` event)
             // and the timer loop, so the graceful shutdown does not wait on
-            // them.
+            // them; and stops accepting connections.
             stop.cancel();
         });
+        let limits = self.state.limits;
+        let served = super::conn::serve(
+            listener,
+            router(self.state),
+            limits,
+            signals.shutdown.clone(),
+        );
         let stopping = signals.shutdown.clone();
         let served = tokio::select! {
-            served = served.into_future() => served,
+            served = served => served,
             // A client that stopped reading must not hold the process
             // forever: after the grace period its connection is dropped.
             _ = async {
@@ -152,6 +149,12 @@ pub async fn serve(
         no_auth: args.no_auth,
         evidence_per_minute: args.evidence_per_minute,
         database_dir: sqlite_dir(&args.database_url),
+        limits: super::conn::ConnectionLimits::from_seconds(
+            args.header_timeout_seconds,
+            args.body_timeout_seconds,
+            args.idle_timeout_seconds,
+            args.max_connections as usize,
+        ),
         ..Setup::new(store, Clock::system())
     });
     if let Some(secret) = &args.demo_token {

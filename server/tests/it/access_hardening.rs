@@ -1,6 +1,7 @@
 //! Issue 37's findings, one test each: stored markup is rendered as text on
 //! every page (the `<title>` included), and names and references refuse
-//! hidden characters.
+//! hidden characters; routes belong to their opener; connections are
+//! bounded in time and number.
 
 use crate::support::{client, policy, Api, Engine, TestServer};
 use reqwest::Method;
@@ -8,6 +9,10 @@ use serde_json::{json, Value};
 use server::auth::{Access, Permission, Permissions, Rule};
 use server::clock::Clock;
 use server::http::api::endpoints;
+use server::http::conn::ConnectionLimits;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 /// Ends the title and adds a refresh to another site (the probe's finding).
 const TITLE_BREAKOUT: &str =
@@ -316,7 +321,183 @@ async fn routes_belong_to_their_opener(engine: Engine) {
 }
 
 on_both_engines!(
+    connections_are_bounded_in_time,
+    connections_are_capped,
     routes_belong_to_their_opener,
     hostile_names_render_as_text_on_every_page,
     hidden_characters_are_refused_with_a_field_error
 );
+
+/// A server on port 0 with `limits`, the test administrator's token and
+/// the test clock.
+async fn limited(
+    engine: Engine,
+    limits: ConnectionLimits,
+) -> (crate::support::TestDb, String, std::net::SocketAddr) {
+    let db = crate::support::TestDb::new(engine).await;
+    let state = server::http::AppState::new(&server::http::Setup {
+        test_clock: true,
+        limits,
+        ..server::http::Setup::new(
+            db.store.clone(),
+            Clock::manual(crate::support::start_time()),
+        )
+    });
+    let (addr, stop, _) = crate::support::serve(state).await;
+    // Served until the test ends.
+    std::mem::forget(stop);
+    (db, format!("http://{addr}"), addr)
+}
+
+/// Reads until the server closes the connection (or `within` passes):
+/// whether it closed, and what it sent.
+async fn read_until_closed(tcp: &mut TcpStream, within: Duration) -> (bool, String) {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, tcp.read(&mut buf)).await {
+            Err(_) => return (false, String::from_utf8_lossy(&got).into_owned()),
+            Ok(Ok(0)) | Ok(Err(_)) => return (true, String::from_utf8_lossy(&got).into_owned()),
+            Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// Slowloris, idle and silent connections are closed on time; a body
+/// announced too large is refused at once, one that never arrives whole
+/// answers 400; long polls and event streams outlive the idle timeout.
+async fn connections_are_bounded_in_time(engine: Engine) {
+    let limits = ConnectionLimits::from_seconds(1, 1, 1, 64);
+    let (_db, base, addr) = limited(engine, limits).await;
+
+    // Partial headers, a byte every 200 ms: closed about a second in.
+    let started = Instant::now();
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    let mut closed = false;
+    for _ in 0..25 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if slow.write_all(b"X").await.is_err() {
+            closed = true;
+            break;
+        }
+    }
+    if !closed {
+        closed = read_until_closed(&mut slow, Duration::from_millis(100))
+            .await
+            .0;
+    }
+    assert!(closed, "partial headers held for {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A connection that says nothing, and one idle after an answer.
+    let mut silent = TcpStream::connect(addr).await.unwrap();
+    assert!(
+        read_until_closed(&mut silent, Duration::from_secs(3))
+            .await
+            .0,
+        "a silent connection is held"
+    );
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let (closed, answer) = read_until_closed(&mut idle, Duration::from_secs(3)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(closed, "an idle kept-alive connection is held: {answer}");
+
+    // Ten gigabytes announced: 413 at once, with nothing of it sent and no
+    // credential (the size is decided first).
+    let started = Instant::now();
+    let mut huge = TcpStream::connect(addr).await.unwrap();
+    huge.write_all(
+        b"POST /api/v1/routes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let (_, answer) = read_until_closed(&mut huge, Duration::from_millis(900)).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A body that stops halfway: 400 saying so, within the body timeout.
+    let mut half = TcpStream::connect(addr).await.unwrap();
+    half.write_all(
+        format!(
+            "POST /api/v1/profiles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"name\":",
+            crate::support::ADMIN_TOKEN
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let (closed, answer) = read_until_closed(&mut half, Duration::from_secs(4)).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("did not arrive within 1 s"), "{answer}");
+    assert!(closed, "{answer}");
+
+    // A long poll (3 s) and an event stream (3 s) outlive the 1 s idle
+    // and header timeouts.
+    let api = Api::new(base.clone());
+    let started = Instant::now();
+    let (st, body) = api
+        .post(
+            "/api/v1/dispatches/claim",
+            json!({"lease_seconds": 60, "wait_seconds": 3}),
+        )
+        .await;
+    assert_eq!(st, 200, "{body}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut events = client()
+        .get(format!("{base}/api/v1/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), 200);
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        let chunk = tokio::time::timeout(Duration::from_secs(2), events.chunk()).await;
+        let chunk = chunk
+            .expect("a keep-alive within 2 s")
+            .expect("the stream is open");
+        assert!(chunk.is_some(), "the event stream was closed");
+    }
+}
+
+/// At most `max_connections` are served: a third connection's request is
+/// answered only once one of two held connections closes.
+async fn connections_are_capped(engine: Engine) {
+    let limits = ConnectionLimits::from_seconds(30, 30, 30, 2);
+    let (_db, _base, addr) = limited(engine, limits).await;
+    let first = TcpStream::connect(addr).await.unwrap();
+    let _second = TcpStream::connect(addr).await.unwrap();
+    // Both accepted before the third arrives.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut third = TcpStream::connect(addr).await.unwrap();
+    third
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let (_, early) = read_until_closed(&mut third, Duration::from_millis(700)).await;
+    assert_eq!(early, "", "a third connection was served");
+    drop(first);
+    let (closed, answer) = read_until_closed(&mut third, Duration::from_secs(3)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(closed);
+}
