@@ -176,6 +176,8 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             && (looks_like_name(core, kinds) || (prev_resource && is_hyphenated_name(core)))
         {
             Some(Cow::Borrowed("[id]"))
+        } else if let Some(r) = (kinds & OTHER != 0).then(|| inline_secret(core)).flatten() {
+            Some(Cow::Owned(r))
         } else if kinds & COLON != 0 && starts_with_ci(core, b"arn:") {
             redact_arn(core)
                 .map(Cow::Owned)
@@ -405,6 +407,18 @@ fn next_is_separator(b: &[u8], mut i: usize) -> bool {
         i += 1;
     }
     matches!(b.get(i), Some(b':' | b'='))
+}
+
+/// `name=value` or `name:value` in one token, where the name is a
+/// secret's (`token=…`, `client_secret=…`, `OPENAI_API_KEY=…`): the name
+/// stays, the value goes whatever it looks like — letters only too, which
+/// no key pattern would catch.
+fn inline_secret(t: &[u8]) -> Option<String> {
+    let p = t.iter().position(|&c| c == b'=' || c == b':')?;
+    if p == 0 || p + 1 >= t.len() || !is_secret_name(&t[..p]) {
+        return None;
+    }
+    Some(format!("{}[redacted]", String::from_utf8_lossy(&t[..=p])))
 }
 
 fn is_secret_name(t: &[u8]) -> bool {
@@ -815,6 +829,39 @@ mod tests {
             let r = redact(c);
             assert!(!r.contains(leak), "{c} -> {r}");
         }
+    }
+
+    #[test]
+    fn letters_only_values_of_secret_names_are_redacted() {
+        for (text, leak, kept) in [
+            (
+                "failed: token=abcdefghijklmnop",
+                "abcdefghijklmnop",
+                "token=[redacted]",
+            ),
+            (
+                "client_secret=hunterhunterhunter rejected",
+                "hunterhunterhunter",
+                "client_secret=[redacted]",
+            ),
+            (
+                "OPENAI_API_KEY=abcdefghijklmnopqrstuvwxyz unset",
+                "abcdefghijklmnopqrstuvwxyz",
+                "OPENAI_API_KEY=[redacted]",
+            ),
+            (
+                "refresh_token:QwErTyUiOp is expired",
+                "QwErTyUiOp",
+                "refresh_token:[redacted]",
+            ),
+            ("GITHUB_TOKEN=short", "short", "GITHUB_TOKEN=[redacted]"),
+        ] {
+            let r = redact(text);
+            assert!(!r.contains(leak), "{text} -> {r}");
+            assert!(r.contains(kept), "{text} -> {r}");
+        }
+        // Names that are not a secret's keep their value.
+        assert_eq!(redact("model=opus retries=3"), "model=opus retries=3");
     }
 
     #[test]

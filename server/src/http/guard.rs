@@ -111,11 +111,22 @@ async fn admit_and_run(
             if let Some(read) = read {
                 req.extensions_mut().insert(DecisionRead(read));
             }
-            next.run(req).await
+            no_store(next.run(req).await)
         }
         Ok((None, _)) => next.run(req).await,
         Err(e) => e.into_response(),
     }
+}
+
+/// An answer made for one credential: no cache (the browser's, a shared
+/// proxy's) may keep it, so it is neither shown to the next person at a
+/// shared computer nor served to another client.
+fn no_store(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+    response
 }
 
 /// The verdict for a request under `rule`: the principal when there is one.
@@ -181,10 +192,16 @@ pub async fn page_guard(mut req: Request, next: Next) -> Response {
     let verdict = admit(Rule::SignedIn, access, req.headers(), req.method()).await;
     match verdict {
         Ok(principal) => {
+            let signed_in = principal.is_some();
             if let Some(p) = principal {
                 req.extensions_mut().insert(p);
             }
-            next.run(req).await
+            let response = next.run(req).await;
+            if signed_in {
+                no_store(response)
+            } else {
+                response
+            }
         }
         Err(HttpError::Unauthorized(_)) => sign_in_page(),
         Err(e) => e.into_response(),

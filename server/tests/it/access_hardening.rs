@@ -320,7 +320,26 @@ async fn routes_belong_to_their_opener(engine: Engine) {
     assert_eq!(st, 200, "{answer}");
 }
 
+/// Answers made for a credential are never cached; public ones may be.
+async fn authenticated_answers_are_not_stored(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    for path in ["/api/v1/routes", "/api/v1/session", "/profiles", "/metrics"] {
+        let resp = client().get(s.url(path)).send().await.unwrap();
+        assert_eq!(resp.status(), 200, "{path}");
+        assert_eq!(
+            resp.headers()
+                .get("cache-control")
+                .map(|v| v.to_str().unwrap()),
+            Some("no-store"),
+            "{path}"
+        );
+    }
+    let health = reqwest::get(s.url("/healthz")).await.unwrap();
+    assert_eq!(health.headers().get("cache-control"), None);
+}
+
 on_both_engines!(
+    authenticated_answers_are_not_stored,
     connections_are_bounded_in_time,
     connections_are_capped,
     routes_belong_to_their_opener,
