@@ -120,7 +120,9 @@ fn root() -> Vec<Entry> {
         doc(Rule::Public, routes!(health::healthz)),
         doc(Rule::Public, routes!(health::readyz)),
         doc(READ, routes!(prometheus::metrics)),
-        // The one-time sign-in link: its code is the credential.
+        // The one-time sign-in link: its code is the credential. Opening
+        // it shows a button; only posting the code uses it up.
+        doc(Rule::Public, routes!(session::sign_in_page)),
         doc(Rule::Public, routes!(session::sign_in)),
     ]
 }

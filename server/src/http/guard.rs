@@ -185,6 +185,82 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
+/// Whether a request says it comes from another site: its
+/// `Sec-Fetch-Site` (every current browser sends one) is `cross-site` or
+/// `same-site`, or, without one, its `Origin` is not the address it was
+/// sent to (`null` included). A request without either came from no
+/// browser page (a script, curl): no site can have sent it.
+pub fn cross_site(headers: &HeaderMap) -> bool {
+    if let Some(site) = headers.get("sec-fetch-site") {
+        return matches!(site.to_str(), Ok("cross-site" | "same-site"));
+    }
+    let Some(origin) = headers.get(axum::http::header::ORIGIN) else {
+        return false;
+    };
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok());
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .map(|(_, rest)| rest);
+    match (origin_host, host) {
+        (Some(o), Some(h)) => !o.eq_ignore_ascii_case(h),
+        _ => true,
+    }
+}
+
+/// Whether `host` (a `Host` header or an authority, port optional) names
+/// this machine: `localhost` (or a name under it) or a loopback address.
+pub fn is_local_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default()
+    } else if host.matches(':').count() == 1 {
+        host.split(':').next().unwrap_or_default()
+    } else {
+        host
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `serve --no-auth` lets every request in, so it keeps out what a
+/// credential would have: requests addressed to another name (a site that
+/// rebinds its DNS name to 127.0.0.1 could otherwise read and write
+/// through the visitor's browser) and writes sent from another site's page
+/// (a cross-site form posts `text/plain` without any preflight). Without
+/// `--no-auth` this does nothing.
+pub async fn local_only(State(no_auth): State<bool>, req: Request, next: Next) -> Response {
+    if no_auth {
+        let host = req
+            .headers()
+            .get(axum::http::header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .or_else(|| req.uri().authority().map(|a| a.as_str()));
+        if !host.is_some_and(is_local_host) {
+            return HttpError::Forbidden(
+                "Without authentication (--no-auth) this server answers only requests addressed \
+                 to localhost or a loopback address."
+                    .into(),
+            )
+            .into_response();
+        }
+        if mutating(req.method()) && cross_site(req.headers()) {
+            return HttpError::Forbidden(
+                "Without authentication (--no-auth) this server refuses changes sent from another site's page."
+                    .into(),
+            )
+            .into_response();
+        }
+    }
+    next.run(req).await
+}
+
 /// The pages' guard: like [`Rule::SignedIn`], but a visitor without a
 /// valid credential gets a page saying how to sign in, not JSON.
 pub async fn page_guard(mut req: Request, next: Next) -> Response {
@@ -222,4 +298,63 @@ fn sign_in_page() -> Response {
         body,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cross_site, is_local_host};
+    use axum::http::HeaderMap;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn cross_site_requests_are_told_by_fetch_metadata_or_origin() {
+        assert!(!cross_site(&headers(&[])));
+        assert!(!cross_site(&headers(&[("sec-fetch-site", "same-origin")])));
+        assert!(!cross_site(&headers(&[("sec-fetch-site", "none")])));
+        assert!(cross_site(&headers(&[("sec-fetch-site", "cross-site")])));
+        assert!(cross_site(&headers(&[("sec-fetch-site", "same-site")])));
+        let host = ("host", "127.0.0.1:3000");
+        assert!(!cross_site(&headers(&[
+            host,
+            ("origin", "http://127.0.0.1:3000")
+        ])));
+        assert!(cross_site(&headers(&[
+            host,
+            ("origin", "https://evil.example")
+        ])));
+        assert!(cross_site(&headers(&[host, ("origin", "null")])));
+    }
+
+    #[test]
+    fn only_loopback_names_are_local() {
+        for local in [
+            "localhost",
+            "localhost:3000",
+            "app.localhost:1",
+            "127.0.0.1:3000",
+            "127.1.2.3",
+            "[::1]:3000",
+            "::1",
+            "LOCALHOST.",
+        ] {
+            assert!(is_local_host(local), "{local}");
+        }
+        for foreign in [
+            "evil.example",
+            "evil.example:3000",
+            "10.0.0.1:3000",
+            "localhost.evil.example",
+            "[::2]:80",
+            "",
+        ] {
+            assert!(!is_local_host(foreign), "{foreign}");
+        }
+    }
 }

@@ -205,7 +205,11 @@ pub fn router(state: AppState) -> Router {
             max_body,
             conn::refuse_oversized,
         ))
-        .layer(axum::Extension(access))
+        .layer(axum::Extension(access.clone()))
+        .layer(axum::middleware::from_fn_with_state(
+            access.no_auth(),
+            guard::local_only,
+        ))
         .layer(axum::middleware::from_fn(headers::security_headers))
         // The path only: a query string can carry a credential (the
         // sign-in link's code), and secrets are never logged.

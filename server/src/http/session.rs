@@ -1,4 +1,4 @@
-//! Browser sign-in: the one-time link opens a session (an HttpOnly,
+//! Browser sign-in: the one-time link's page posts its code, which opens a session (an HttpOnly,
 //! SameSite=Strict cookie, Secure behind HTTPS) plus the CSRF token the page
 //! sends with every write; `/api/v1/session` says who is signed in, and
 //! signing out ends the session.
@@ -10,10 +10,11 @@ use super::AppState;
 use crate::auth::access::{CSRF_COOKIE, SESSION_COOKIE};
 use crate::auth::{secret, Principal, Via};
 use app::api::{ApiError, Viewer};
+use axum::extract::rejection::FormRejection;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Form, Json};
 use serde::Deserialize;
 
 /// What the UI sees of a principal.
@@ -62,24 +63,76 @@ pub struct SignInQuery {
     pub code: Option<String>,
 }
 
-/// `GET /sign-in?code=…`: uses up the link, opens a session and goes to the
-/// profiles. A page for people, not an API: its answers are HTML.
+/// `GET /sign-in?code=…`: a page with one button that signs in. Opening
+/// the link uses nothing up: link scanners, previews and prefetchers open
+/// links with GET or HEAD, and a link they burnt would not work for the
+/// person it was for. A page for people, not an API: its answers are HTML.
 #[utoipa::path(get, path = "/sign-in", tag = "access", params(SignInQuery),
+    responses(
+        (status = 200, description = "A page whose button posts the code to `POST /sign-in`", body = String, content_type = "text/html"),
+        (status = 400, description = "No code", body = String, content_type = "text/html")))]
+pub async fn sign_in_page(Query(q): Query<SignInQuery>) -> Response {
+    let Some(code) = q.code.filter(|c| !c.is_empty()) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "This address needs the code from a sign-in link.",
+        );
+    };
+    // The code goes back in a form, never in a URL the next page could
+    // leak; escaped, since it came from the address.
+    let body = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Sign in · Provider Error Recovery</title></head>\
+         <body><main><h1>Sign in to Provider Error Recovery</h1>\
+         <p>This link signs you in once, in this browser.</p>\
+         <form method=\"post\" action=\"/sign-in\">\
+         <input type=\"hidden\" name=\"code\" value=\"{}\">\
+         <button type=\"submit\">Sign in</button></form></main></body></html>",
+        html_escape::encode_double_quoted_attribute(&code)
+    );
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        body,
+    )
+        .into_response()
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub struct SignInForm {
+    /// The one-time code of a sign-in link.
+    pub code: String,
+}
+
+/// `POST /sign-in` (the sign-in page's button, `code=…` as a form): uses
+/// up the link, opens a session and goes to the profiles. Refused from
+/// another site (`Sec-Fetch-Site`, `Origin`): a page elsewhere could
+/// otherwise sign a visitor in as its own author (login CSRF).
+#[utoipa::path(post, path = "/sign-in", tag = "access",
+    request_body(content = SignInForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 303, description = "Signed in: the session and CSRF cookies are set; goes to /profiles",
             headers(("location" = String), ("set-cookie" = String))),
         (status = 400, description = "No code", body = String, content_type = "text/html"),
         (status = 401, description = "The link was already used or has expired", body = String, content_type = "text/html"),
+        (status = 403, description = "Posted from another site", body = String, content_type = "text/html"),
         (status = 503, body = ApiError)))]
 pub async fn sign_in(
     State(s): State<AppState>,
     headers: HeaderMap,
-    Query(q): Query<SignInQuery>,
+    form: Result<Form<SignInForm>, FormRejection>,
 ) -> Response {
-    let Some(code) = q.code.filter(|c| !c.is_empty()) else {
+    if super::guard::cross_site(&headers) {
+        return page(
+            StatusCode::FORBIDDEN,
+            "Sign-in links work only from this site's own sign-in page; open the link itself.",
+        );
+    }
+    let Some(code) = form.ok().map(|Form(f)| f.code).filter(|c| !c.is_empty()) else {
         return page(
             StatusCode::BAD_REQUEST,
-            "This address needs the code from a sign-in link.",
+            "Signing in needs the code from a sign-in link; open the link itself.",
         );
     };
     let session = match s.access.redeem(&code).await {

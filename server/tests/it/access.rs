@@ -41,13 +41,34 @@ fn client_for(headers: &[(&'static str, String)]) -> reqwest::Client {
         .unwrap()
 }
 
+/// Opens a sign-in link as a browser does: its page (which uses nothing
+/// up), then the page's button (a POST of the code).
+pub async fn open_link(client: &reqwest::Client, link: &str) -> reqwest::Response {
+    let page = client.get(link).send().await.unwrap();
+    assert_eq!(page.status(), 200, "{link}");
+    let html = page.text().await.unwrap();
+    let code = link.split("code=").nth(1).unwrap();
+    assert!(html.contains(&format!("value=\"{code}\"")), "{html}");
+    assert!(
+        html.contains("<form method=\"post\" action=\"/sign-in\">"),
+        "{html}"
+    );
+    let base = &link[..link.find("/sign-in").unwrap()];
+    client
+        .post(format!("{base}/sign-in"))
+        .form(&[("code", code)])
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Signs `user` in through a fresh sign-in link; answers the session
 /// cookie's and the CSRF cookie's values.
 async fn sign_in(s: &TestServer, name: &str, perms: Permissions) -> (String, String) {
     let access = Access::new(s.db.store.clone(), Clock::system(), false);
     let user = access.create_user(name, perms).await.unwrap();
     let path = access.sign_in_path(&user).await.unwrap();
-    let resp = client_for(&[]).get(s.url(&path)).send().await.unwrap();
+    let resp = open_link(&client_for(&[]), &s.url(&path)).await;
     assert_eq!(resp.status(), 303);
     let cookies: Vec<String> = resp
         .headers()
@@ -587,11 +608,11 @@ async fn browser_sessions(engine: Engine) {
         .await
         .unwrap();
     let path = access.sign_in_path(&user).await.unwrap();
-    let open = client_for(&[("x-forwarded-proto", "https".into())])
-        .get(s.url(&path))
-        .send()
-        .await
-        .unwrap();
+    let open = open_link(
+        &client_for(&[("x-forwarded-proto", "https".into())]),
+        &s.url(&path),
+    )
+    .await;
     assert_eq!(open.status(), 303);
     assert_eq!(open.headers()["location"], "/profiles");
     let cookies: Vec<&str> = open
@@ -630,7 +651,7 @@ async fn browser_sessions(engine: Engine) {
         .to_string();
 
     // Once only.
-    let again = client_for(&[]).get(s.url(&path)).send().await.unwrap();
+    let again = open_link(&client_for(&[]), &s.url(&path)).await;
     assert_eq!(again.status(), 401);
     // Without HTTPS the cookie is not Secure (it could never be sent back).
     let (plain, _) = sign_in(&s, "plain", Permissions::admin()).await;
@@ -754,7 +775,7 @@ async fn user_add_prints_a_sign_in_link(engine: Engine) {
         link.starts_with(&format!("{}/sign-in?code=", s.base)),
         "{stdout}"
     );
-    let resp = client_for(&[]).get(link).send().await.unwrap();
+    let resp = open_link(&client_for(&[]), link).await;
     assert_eq!(resp.status(), 303);
     let dup = std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
         .args([
@@ -821,7 +842,7 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
         link.starts_with(&format!("http://127.0.0.1:{port}/sign-in?code=")),
         "{link}"
     );
-    let resp = client_for(&[]).get(&link).send().await.unwrap();
+    let resp = open_link(&client_for(&[]), &link).await;
     assert_eq!(resp.status(), 303);
     let _ = child.kill();
     let _ = child.wait();

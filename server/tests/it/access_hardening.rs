@@ -338,7 +338,135 @@ async fn authenticated_answers_are_not_stored(engine: Engine) {
     assert_eq!(health.headers().get("cache-control"), None);
 }
 
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// A sign-in link redeems only when its page's button posts the code:
+/// GET and HEAD (link scanners, previews) use nothing up, and a post from
+/// another site's page is refused (login CSRF) without using it up.
+async fn sign_in_links_redeem_on_post_only(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let access = Access::new(s.db.store.clone(), Clock::system(), false);
+    let user = access
+        .create_user("linked", Permissions::of(&[Permission::ProfilesSelect]))
+        .await
+        .unwrap();
+    let path = access.sign_in_path(&user).await.unwrap();
+    let code = path.split("code=").nth(1).unwrap().to_string();
+    let http = no_redirects();
+    for _ in 0..2 {
+        let page = http.get(s.url(&path)).send().await.unwrap();
+        assert_eq!(page.status(), 200);
+        assert!(page.headers().get("set-cookie").is_none());
+        let head = http.head(s.url(&path)).send().await.unwrap();
+        assert_eq!(head.status(), 200);
+        assert!(head.headers().get("set-cookie").is_none());
+    }
+    let post = |extra: &'static [(&'static str, &'static str)]| {
+        let mut req = http
+            .post(s.url("/sign-in"))
+            .form(&[("code", code.as_str())]);
+        for (k, v) in extra {
+            req = req.header(*k, *v);
+        }
+        req.send()
+    };
+    for cross in [
+        &[("sec-fetch-site", "cross-site")][..],
+        &[("origin", "https://evil.example")][..],
+    ] {
+        let refused = post(cross).await.unwrap();
+        assert_eq!(refused.status(), 403, "{cross:?}");
+        assert!(refused.headers().get("set-cookie").is_none());
+    }
+    let signed_in = post(&[("sec-fetch-site", "same-origin")]).await.unwrap();
+    assert_eq!(signed_in.status(), 303);
+    assert_eq!(signed_in.headers()["location"], "/profiles");
+    assert!(signed_in.headers().get("set-cookie").is_some());
+    assert_eq!(post(&[]).await.unwrap().status(), 401, "once only");
+    // The code a page puts back in its form is escaped.
+    let hostile = http
+        .get(s.url("/sign-in?code=%22%3E%3Cscript%3Ealert(1)%3C/script%3E"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!hostile.contains("<script>"), "{hostile}");
+}
+
+/// `--no-auth` answers only requests addressed to this machine, and no
+/// write from another site's page.
+async fn no_auth_refuses_foreign_hosts_and_cross_site_writes(engine: Engine) {
+    let db = crate::support::TestDb::new(engine).await;
+    let state = server::http::AppState::new(&server::http::Setup {
+        no_auth: true,
+        ..server::http::Setup::new(
+            db.store.clone(),
+            Clock::manual(crate::support::start_time()),
+        )
+    });
+    let (addr, _stop, _) = crate::support::serve(state).await;
+    let base = format!("http://{addr}");
+    let profile = json!({"name": "local", "candidates": [{"label": "A", "agent": "x"}]});
+    let http = no_redirects();
+    // DNS rebinding: the right address, another name.
+    for host in ["evil.example", &format!("evil.example:{}", addr.port())] {
+        let mut tcp = TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(
+            format!("GET /api/v1/profiles HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let (_, answer) = read_until_closed(&mut tcp, Duration::from_secs(3)).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{host}: {answer}");
+    }
+    // A cross-site form (text/plain, no preflight) and a foreign Origin.
+    let form = http
+        .post(format!("{base}/api/v1/profiles"))
+        .header("content-type", "text/plain")
+        .header("sec-fetch-site", "cross-site")
+        .body(profile.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), 403);
+    let foreign = http
+        .post(format!("{base}/api/v1/profiles"))
+        .header("origin", "https://evil.example")
+        .json(&profile)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+    let listed: Value = http
+        .get(format!("{base}/api/v1/profiles"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(0), "{listed}");
+    // This machine's own page, and a script, may write.
+    for origin in [Some(base.clone()), None] {
+        let mut req = http.post(format!("{base}/api/v1/profiles")).json(&profile);
+        if let Some(o) = &origin {
+            req = req.header("origin", o.as_str());
+        }
+        assert_eq!(req.send().await.unwrap().status(), 201, "{origin:?}");
+    }
+}
+
 on_both_engines!(
+    sign_in_links_redeem_on_post_only,
+    no_auth_refuses_foreign_hosts_and_cross_site_writes,
     authenticated_answers_are_not_stored,
     connections_are_bounded_in_time,
     connections_are_capped,

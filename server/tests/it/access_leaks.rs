@@ -174,14 +174,14 @@ async fn nothing_leaks(engine: Engine) {
     let link = String::from_utf8(link.stdout).unwrap();
     let link = link.lines().last().unwrap().to_string();
     let code = link.split("code=").nth(1).unwrap().to_string();
-    let signed_in = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-        .get(&link)
-        .send()
-        .await
-        .unwrap();
+    let signed_in = crate::access::open_link(
+        &reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        &link,
+    )
+    .await;
     let session = signed_in
         .headers()
         .get_all("set-cookie")
