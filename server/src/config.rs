@@ -350,8 +350,10 @@ pub struct ServeArgs {
     pub body_timeout_seconds: u64,
 
     /// Seconds a kept-alive connection may sit with no request in flight
-    /// and no bytes either way before it is closed.
-    #[arg(long, env = "KANDEV_IDLE_TIMEOUT_SECONDS", default_value_t = 60,
+    /// and no bytes either way before it is closed. Longer than HTTP
+    /// clients keep idle connections pooled (reqwest: 90 s), so a client
+    /// is not handed a connection the server is closing that instant.
+    #[arg(long, env = "KANDEV_IDLE_TIMEOUT_SECONDS", default_value_t = 120,
         value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub idle_timeout_seconds: u64,
 
@@ -382,6 +384,11 @@ pub struct ServeArgs {
     #[arg(long, env = "KANDEV_EVIDENCE_PER_MINUTE", default_value_t = 1200)]
     pub evidence_per_minute: u32,
 
+    /// Routes each token (or person) may open per minute, in bursts of up
+    /// to as many; more answer 429 with `retry-after`. 0: no limit.
+    #[arg(long, env = "KANDEV_ROUTES_PER_MINUTE", default_value_t = 600)]
+    pub routes_per_minute: u32,
+
     /// The demo's simulated agents' token (made by `demo` before the server
     /// starts; never read from the command line).
     #[arg(skip)]
@@ -411,12 +418,13 @@ impl Default for ServeArgs {
             max_body_bytes: 256 * 1024,
             header_timeout_seconds: 10,
             body_timeout_seconds: 30,
-            idle_timeout_seconds: 60,
+            idle_timeout_seconds: 120,
             max_connections: 1024,
             test_clock: false,
             demo: false,
             no_auth: false,
             evidence_per_minute: 1200,
+            routes_per_minute: 600,
             demo_token: None,
         }
     }

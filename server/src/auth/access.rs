@@ -29,6 +29,8 @@ pub struct Access {
     no_auth: bool,
     /// Evidence reports per token (or person) and minute; `None`: no limit.
     evidence: Option<std::sync::Arc<RateLimit>>,
+    /// Routes opened per token (or person) and minute; `None`: no limit.
+    openings: Option<std::sync::Arc<RateLimit>>,
 }
 
 /// A token just created: its secret is only ever here, once.
@@ -44,6 +46,24 @@ impl Access {
             clock,
             no_auth,
             evidence: None,
+            openings: None,
+        }
+    }
+
+    /// Limits route creation to `per_minute` per token or person (0: no
+    /// limit): every route is a row kept as long as the database is, so a
+    /// runaway caller is slowed down before it fills the disk.
+    pub fn with_route_limit(mut self, per_minute: u32) -> Access {
+        self.openings = (per_minute > 0).then(|| std::sync::Arc::new(RateLimit::new(per_minute)));
+        self
+    }
+
+    /// Takes one route opening from `principal`'s allowance; when it is
+    /// used up, answers the seconds until the next one.
+    pub fn take_opening(&self, principal: &Principal) -> Result<(), u64> {
+        match &self.openings {
+            Some(limit) => limit.take(&principal.id, std::time::Instant::now()),
+            None => Ok(()),
         }
     }
 

@@ -207,6 +207,12 @@ async fn measure(
         // The decision path is measured, not the per-token limiter (which
         // would cap one token at its default 1,200 reports a minute).
         evidence_per_minute: 0,
+        routes_per_minute: 0,
+        // The fan-out holds a thousand event streams at once.
+        limits: crate::http::conn::ConnectionLimits {
+            max_connections: 100_000,
+            ..crate::http::conn::ConnectionLimits::default()
+        },
         ..Setup::new(store, Clock::system())
     }))
     .await

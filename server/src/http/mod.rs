@@ -89,6 +89,8 @@ pub struct Setup {
     pub no_auth: bool,
     /// Evidence reports per token and minute (0: no limit).
     pub evidence_per_minute: u32,
+    /// Routes opened per token and minute (0: no limit).
+    pub routes_per_minute: u32,
     /// See [`AppState::database_dir`].
     pub database_dir: Option<std::path::PathBuf>,
     /// See [`AppState::limits`].
@@ -107,6 +109,7 @@ impl Setup {
             test_clock: defaults.test_clock,
             no_auth: defaults.no_auth,
             evidence_per_minute: defaults.evidence_per_minute,
+            routes_per_minute: defaults.routes_per_minute,
             database_dir: None,
             limits: conn::ConnectionLimits::default(),
         }
@@ -149,7 +152,8 @@ impl AppState {
             // Credentials expire in real time: the test clock moves route
             // timers, and moving it must not sign anyone out.
             access: Access::new(setup.store.clone(), Clock::system(), setup.no_auth)
-                .with_evidence_limit(setup.evidence_per_minute),
+                .with_evidence_limit(setup.evidence_per_minute)
+                .with_route_limit(setup.routes_per_minute),
             database_dir: setup.database_dir.clone(),
             limits: setup.limits,
         }

@@ -72,6 +72,9 @@ pub async fn create(
 ) -> HttpResult<Response> {
     may_open_route(&caller, req.caller.kind == app::route::CallerKind::Office)
         .map_err(HttpError::Forbidden)?;
+    s.access
+        .take_opening(&caller)
+        .map_err(HttpError::RateLimited)?;
     let key = idempotency_key(&headers)?.map(|key| RouteKey {
         scope: caller.id.clone(),
         key,

@@ -148,6 +148,7 @@ pub async fn serve(
         test_clock: args.test_clock,
         no_auth: args.no_auth,
         evidence_per_minute: args.evidence_per_minute,
+        routes_per_minute: args.routes_per_minute,
         database_dir: sqlite_dir(&args.database_url),
         limits: super::conn::ConnectionLimits::from_seconds(
             args.header_timeout_seconds,

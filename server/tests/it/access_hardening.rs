@@ -464,7 +464,63 @@ async fn no_auth_refuses_foreign_hosts_and_cross_site_writes(engine: Engine) {
     }
 }
 
+/// Route creation is limited per token: the allowance used up answers
+/// 429 with `retry-after`, for that token only.
+async fn route_creation_is_limited_per_principal(engine: Engine) {
+    let db = crate::support::TestDb::new(engine).await;
+    let state = server::http::AppState::new(&server::http::Setup {
+        routes_per_minute: 3,
+        ..server::http::Setup::new(
+            db.store.clone(),
+            Clock::manual(crate::support::start_time()),
+        )
+    });
+    let (addr, _stop, _) = crate::support::serve(state).await;
+    let s_base = format!("http://{addr}");
+    let admin = Api::new(s_base.clone());
+    let profile = admin
+        .profile(&[("A", policy(1, 1, 0, "skip"), policy(1, 1, 0, "skip"))])
+        .await;
+    let made = Access::new(db.store.clone(), Clock::system(), false)
+        .create_token("opener", Permissions::of(&[Permission::ProfilesSelect]))
+        .await
+        .unwrap();
+    let opener = Api::with_token(s_base.clone(), Some(&made.secret));
+    let open = json!({"profile_id": profile, "caller": {"kind": "kanban", "ref": "t"}});
+    for _ in 0..3 {
+        let (st, body) = opener.post("/api/v1/routes", open.clone()).await;
+        assert_eq!(st, 201, "{body}");
+    }
+    let limited = client_with_token(&made.secret)
+        .post(format!("{s_base}/api/v1/routes"))
+        .json(&open)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(limited.status(), 429);
+    let wait: u64 = limited.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=20).contains(&wait), "{wait}");
+    let body: Value = limited.json().await.unwrap();
+    assert_eq!(body["error"], "rate_limited");
+    // Another token has its own allowance.
+    let (st, body) = admin.post("/api/v1/routes", open).await;
+    assert_eq!(st, 201, "{body}");
+    assert_eq!(
+        admin.get("/api/v1/routes").await.as_array().map(Vec::len),
+        Some(4)
+    );
+}
+
+fn client_with_token(token: &str) -> reqwest::Client {
+    crate::support::client_with(Some(token))
+}
+
 on_both_engines!(
+    route_creation_is_limited_per_principal,
     sign_in_links_redeem_on_post_only,
     no_auth_refuses_foreign_hosts_and_cross_site_writes,
     authenticated_answers_are_not_stored,
