@@ -30,22 +30,71 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
+/// How long one verdict answers every probe. `/readyz` needs no
+/// credential and its write probe queues for the database's write lock
+/// behind route transitions (on SQLite, the one writer): two clients
+/// polling it in a loop once doubled route-creation latency. So the probe
+/// runs at most this often, whatever the probe rate, and concurrent probes
+/// wait for the one running and share its verdict.
+pub const READY_FOR: Duration = Duration::from_secs(2);
+
+/// The last readiness verdict and when it was made.
+pub struct ReadyCache {
+    period: Duration,
+    last: tokio::sync::Mutex<Option<(tokio::time::Instant, Result<(), String>)>>,
+}
+
+impl Default for ReadyCache {
+    fn default() -> Self {
+        ReadyCache::new(READY_FOR)
+    }
+}
+
+impl ReadyCache {
+    /// A verdict answers every probe for `period`.
+    pub fn new(period: Duration) -> ReadyCache {
+        ReadyCache {
+            period,
+            last: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The verdict of the last `probe` if it is younger than the period,
+    /// else `probe`'s.
+    pub async fn get_or(
+        &self,
+        probe: impl std::future::Future<Output = Result<(), String>>,
+    ) -> Result<(), String> {
+        let mut last = self.last.lock().await;
+        if let Some((at, verdict)) = &*last {
+            if at.elapsed() < self.period {
+                return verdict.clone();
+            }
+        }
+        let verdict = probe.await;
+        *last = Some((tokio::time::Instant::now(), verdict.clone()));
+        verdict
+    }
+}
+
 /// The process can serve requests: the database answers a read and
-/// accepts a write in time, and its disk has room.
+/// accepts a write in time, and its disk has room (looked at no more than
+/// every [`READY_FOR`]).
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, body = String), (status = 503, body = String)))]
 pub async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
-    match tokio::time::timeout(READY_WITHIN, readiness(&s)).await {
-        Ok(Ok(())) => (StatusCode::OK, "ready".into()),
-        Ok(Err(why)) => {
-            tracing::warn!(%why, "not ready");
-            (StatusCode::SERVICE_UNAVAILABLE, why)
-        }
-        Err(_) => {
-            let why = format!(
+    let probe = async {
+        match tokio::time::timeout(READY_WITHIN, readiness(&s)).await {
+            Ok(verdict) => verdict,
+            Err(_) => Err(format!(
                 "database unavailable: it did not answer within {} s",
                 READY_WITHIN.as_secs()
-            );
+            )),
+        }
+    };
+    match s.ready.get_or(probe).await {
+        Ok(()) => (StatusCode::OK, "ready".into()),
+        Err(why) => {
             tracing::warn!(%why, "not ready");
             (StatusCode::SERVICE_UNAVAILABLE, why)
         }
@@ -85,4 +134,42 @@ const WRITE_PROBE_ID: &str = "readyz write probe";
 fn free_bytes(dir: &std::path::Path) -> nix::Result<u64> {
     let st = nix::sys::statvfs::statvfs(dir)?;
     Ok(st.blocks_available() as u64 * st.fragment_size() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadyCache;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn probes_run_at_most_once_per_period_however_often_asked() {
+        let period = Duration::from_millis(1500);
+        let cache = Arc::new(ReadyCache::new(period));
+        let probes = Arc::new(AtomicUsize::new(0));
+        let ask = || {
+            let (cache, probes) = (cache.clone(), probes.clone());
+            async move {
+                cache
+                    .get_or(async {
+                        probes.fetch_add(1, Ordering::SeqCst);
+                        // A probe takes a while: others arrive meanwhile.
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        Ok(())
+                    })
+                    .await
+            }
+        };
+        let all: Vec<_> = (0..100).map(|_| tokio::spawn(ask())).collect();
+        for a in all {
+            assert_eq!(a.await.unwrap(), Ok(()));
+        }
+        assert_eq!(probes.load(Ordering::SeqCst), 1);
+        ask().await.unwrap();
+        assert_eq!(probes.load(Ordering::SeqCst), 1);
+        tokio::time::sleep(period).await;
+        ask().await.unwrap();
+        assert_eq!(probes.load(Ordering::SeqCst), 2);
+    }
 }

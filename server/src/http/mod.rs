@@ -34,6 +34,11 @@ pub mod server;
 mod session;
 
 pub use error::{HttpError, HttpResult};
+
+/// How often an open event stream checks its credential again: a revoked
+/// token's, a signed-out or ended session's, or a disabled or removed
+/// person's stream closes within this long.
+pub const STREAM_RECHECK: std::time::Duration = std::time::Duration::from_secs(2);
 pub use server::{redact_url, serve, shutdown_signal, Server};
 
 use crate::auth::Access;
@@ -70,6 +75,8 @@ pub struct AppState {
     pub database_dir: Option<std::path::PathBuf>,
     /// Connection count and timeouts ([`conn`]).
     pub limits: conn::ConnectionLimits,
+    /// `/readyz`'s last verdict, shared by the probes of a period.
+    pub ready: Arc<health::ReadyCache>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -156,6 +163,7 @@ impl AppState {
                 .with_route_limit(setup.routes_per_minute),
             database_dir: setup.database_dir.clone(),
             limits: setup.limits,
+            ready: Arc::new(health::ReadyCache::default()),
         }
     }
 }

@@ -25,6 +25,16 @@ pub struct UserRow {
     pub created_at_ms: i64,
 }
 
+/// A person as `user list` shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PersonRow {
+    pub user: UserRow,
+    /// When they were disabled; `None` while enabled.
+    pub disabled_at_ms: Option<i64>,
+    /// Their sessions that have not expired.
+    pub sessions: i64,
+}
+
 #[async_trait]
 pub trait AccessStore: Send + Sync {
     /// A live name already taken answers `AlreadyExists`.
@@ -70,6 +80,28 @@ pub trait AccessStore: Send + Sync {
     async fn session_user(&self, secret_hash: &str, now_ms: i64) -> Result<Option<UserRow>>;
 
     async fn delete_session(&self, secret_hash: &str) -> Result<()>;
+
+    /// Everyone, by name, with their live sessions counted at `now_ms`.
+    async fn list_people(&self, now_ms: i64) -> Result<Vec<PersonRow>>;
+
+    /// Disables (`Some(at)`) or enables (`None`) the person whose id or name
+    /// is `id_or_name`; disabling ends their sessions and sign-in links.
+    /// Answers the person, `None` when nobody matched.
+    async fn set_user_disabled(
+        &self,
+        id_or_name: &str,
+        disabled_at_ms: Option<i64>,
+    ) -> Result<Option<UserRow>>;
+
+    /// Removes a person with their sessions and sign-in links.
+    async fn remove_user(&self, id_or_name: &str) -> Result<Option<UserRow>>;
+
+    /// Sets a person's permissions (the stored list form).
+    async fn set_user_permissions(
+        &self,
+        id_or_name: &str,
+        permissions: &str,
+    ) -> Result<Option<UserRow>>;
 }
 
 type TokenTuple = (String, String, String, String, i64, Option<i64>);
@@ -216,6 +248,18 @@ macro_rules! impl_access {
                 secret_hash: &str,
                 now_ms: i64,
             ) -> Result<Option<UserRow>> {
+                // Anyone may post a code: one that names no link is
+                // answered from a read, without queueing for the write
+                // lock behind route transitions.
+                let known: Option<i64> = sqlx::query_scalar(
+                    "SELECT expires_at FROM sign_in_links WHERE secret_hash = $1",
+                )
+                .bind(secret_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+                if !known.is_some_and(|expires_at| expires_at > now_ms) {
+                    return Ok(None);
+                }
                 self.health()?;
                 let _w = self.writer().await;
                 let link: Option<(String, i64)> = sqlx::query_as(
@@ -231,7 +275,7 @@ macro_rules! impl_access {
                     return Ok(None);
                 }
                 let row: Option<UserTuple> = sqlx::query_as(&format!(
-                    "SELECT {USER_COLUMNS} FROM users WHERE id = $1"
+                    "SELECT {USER_COLUMNS} FROM users WHERE id = $1 AND disabled_at IS NULL"
                 ))
                 .bind(user_id)
                 .fetch_optional(&self.pool)
@@ -265,12 +309,111 @@ macro_rules! impl_access {
                 secret_hash: &str,
                 now_ms: i64,
             ) -> Result<Option<UserRow>> {
+                // A disabled person's sessions are deleted when they are
+                // disabled; the condition also covers one opened meanwhile.
                 let row: Option<UserTuple> = sqlx::query_as(
                     "SELECT u.id, u.name, u.permissions, u.created_at FROM sessions s \
-                     JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1 AND s.expires_at > $2",
+                     JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1 AND s.expires_at > $2 \
+                     AND u.disabled_at IS NULL",
                 )
                 .bind(secret_hash)
                 .bind(now_ms)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(user_row))
+            }
+
+            async fn list_people(&self, now_ms: i64) -> Result<Vec<PersonRow>> {
+                let rows: Vec<(String, String, String, i64, Option<i64>, i64)> = sqlx::query_as(
+                    "SELECT u.id, u.name, u.permissions, u.created_at, u.disabled_at, \
+                     (SELECT COUNT(*) FROM sessions s WHERE s.user_id = u.id AND s.expires_at > $1) \
+                     FROM users u ORDER BY u.name",
+                )
+                .bind(now_ms)
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|(id, name, permissions, created_at, disabled_at_ms, sessions)| PersonRow {
+                        user: user_row((id, name, permissions, created_at)),
+                        disabled_at_ms,
+                        sessions,
+                    })
+                    .collect())
+            }
+
+            async fn set_user_disabled(
+                &self,
+                id_or_name: &str,
+                disabled_at_ms: Option<i64>,
+            ) -> Result<Option<UserRow>> {
+                self.health()?;
+                let _w = self.writer().await;
+                // Disabled first: from this statement on, no session of
+                // theirs is accepted (`session_user` checks), whatever
+                // the deletes below.
+                let row: Option<UserTuple> = sqlx::query_as(&format!(
+                    "UPDATE users SET disabled_at = $1 WHERE id = $2 OR name = $2 \
+                     RETURNING {USER_COLUMNS}"
+                ))
+                .bind(disabled_at_ms)
+                .bind(id_or_name)
+                .fetch_optional(&self.pool)
+                .await?;
+                let Some(row) = row.map(user_row) else {
+                    return Ok(None);
+                };
+                if disabled_at_ms.is_some() {
+                    for table in ["sessions", "sign_in_links"] {
+                        sqlx::query(&format!("DELETE FROM {table} WHERE user_id = $1"))
+                            .bind(&row.id)
+                            .execute(&self.pool)
+                            .await?;
+                    }
+                }
+                Ok(Some(row))
+            }
+
+            async fn remove_user(&self, id_or_name: &str) -> Result<Option<UserRow>> {
+                self.health()?;
+                let _w = self.writer().await;
+                let row: Option<UserTuple> = sqlx::query_as(&format!(
+                    "SELECT {USER_COLUMNS} FROM users WHERE id = $1 OR name = $1"
+                ))
+                .bind(id_or_name)
+                .fetch_optional(&self.pool)
+                .await?;
+                let Some(row) = row.map(user_row) else {
+                    return Ok(None);
+                };
+                // Sessions and links first: SQLite enforces the foreign
+                // keys' cascade only with a pragma.
+                for table in ["sessions", "sign_in_links"] {
+                    sqlx::query(&format!("DELETE FROM {table} WHERE user_id = $1"))
+                        .bind(&row.id)
+                        .execute(&self.pool)
+                        .await?;
+                }
+                sqlx::query("DELETE FROM users WHERE id = $1")
+                    .bind(&row.id)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(Some(row))
+            }
+
+            async fn set_user_permissions(
+                &self,
+                id_or_name: &str,
+                permissions: &str,
+            ) -> Result<Option<UserRow>> {
+                self.health()?;
+                let _w = self.writer().await;
+                let row: Option<UserTuple> = sqlx::query_as(&format!(
+                    "UPDATE users SET permissions = $1 WHERE id = $2 OR name = $2 \
+                     RETURNING {USER_COLUMNS}"
+                ))
+                .bind(permissions)
+                .bind(id_or_name)
                 .fetch_optional(&self.pool)
                 .await?;
                 Ok(row.map(user_row))

@@ -30,7 +30,7 @@ mod sqlite_reads;
 pub(crate) mod sqlite_writer;
 pub(crate) mod transition;
 
-pub use access::{AccessStore, TokenRow, UserRow};
+pub use access::{AccessStore, PersonRow, TokenRow, UserRow};
 pub use postgres::{CommitListener, Heard, PgStore};
 pub use rows::{
     Announcement, AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit,

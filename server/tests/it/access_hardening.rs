@@ -519,7 +519,36 @@ fn client_with_token(token: &str) -> reqwest::Client {
     crate::support::client_with(Some(token))
 }
 
+/// Sign-in traffic without a valid link only reads: on a database that
+/// refuses writes (where any write answers 503), the sign-in page and a
+/// post of an unknown code answer as always.
+async fn sign_in_without_a_valid_link_only_reads(engine: Engine) {
+    let db = crate::support::TestDb::new(engine).await;
+    let read_only = db.read_only_store().await;
+    let s = TestServer::start_with(db, read_only).await;
+    let http = no_redirects();
+    let page = http.get(s.url("/sign-in?code=abc")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let post = http
+        .post(s.url("/sign-in"))
+        .form(&[("code", "no-such-code")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(post.status(), 401);
+    // A write does answer 503 here: the database really refuses writes.
+    let (st, _) = s
+        .api()
+        .post(
+            "/api/v1/profiles",
+            json!({"name": "n", "candidates": [{"label": "A", "agent": "x"}]}),
+        )
+        .await;
+    assert_eq!(st, 503);
+}
+
 on_both_engines!(
+    sign_in_without_a_valid_link_only_reads,
     route_creation_is_limited_per_principal,
     sign_in_links_redeem_on_post_only,
     no_auth_refuses_foreign_hosts_and_cross_site_writes,
