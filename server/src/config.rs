@@ -133,6 +133,69 @@ impl BenchArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
+    /// List people: name, id, permissions, enabled or disabled, live sessions.
+    List {
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// Disable a person: their sessions end at once, and they cannot sign
+    /// in until enabled again.
+    Disable {
+        /// Their name or id.
+        #[arg(value_name = "NAME|ID")]
+        user: String,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// Enable a disabled person (they sign in with a new link: `user add`
+    /// does not apply; ask for one with `user link`).
+    Enable {
+        #[arg(value_name = "NAME|ID")]
+        user: String,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// Remove a person and end their sessions at once.
+    Remove {
+        #[arg(value_name = "NAME|ID")]
+        user: String,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// Give a person more permissions.
+    Grant {
+        #[arg(value_name = "NAME|ID")]
+        user: String,
+        /// Comma-separated permissions to add.
+        #[arg(long, value_parser = parse_permissions, value_name = "LIST")]
+        permissions: crate::auth::Permissions,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// Take permissions away from a person (from their next request on).
+    Revoke {
+        #[arg(value_name = "NAME|ID")]
+        user: String,
+        /// Comma-separated permissions to take away.
+        #[arg(long, value_parser = parse_permissions, value_name = "LIST")]
+        permissions: crate::auth::Permissions,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
+    /// Print a new one-time sign-in link for an existing person.
+    Link {
+        #[arg(value_name = "NAME|ID")]
+        user: String,
+        /// The address people open the app at.
+        #[arg(
+            long,
+            env = "KANDEV_PUBLIC_URL",
+            default_value = "http://127.0.0.1:3000"
+        )]
+        url: String,
+        #[command(flatten)]
+        database: DatabaseArg,
+    },
     /// Add a person and print their one-time sign-in link (alone, on the
     /// last line).
     Add {

@@ -7,7 +7,7 @@ use super::limit::RateLimit;
 use super::rules::{Credential, Permissions, Principal, Via};
 use super::secret;
 use crate::clock::SharedClock;
-use crate::store::{DecisionRows, DynStore, StoreError, TokenRow, UserRow};
+use crate::store::{DecisionRows, DynStore, PersonRow, StoreError, TokenRow, UserRow};
 use axum::http::HeaderMap;
 
 /// The session cookie's name.
@@ -222,6 +222,49 @@ impl Access {
         };
         self.store.insert_user(&row).await?;
         Ok(row)
+    }
+
+    /// Everyone, with their live sessions counted.
+    pub async fn list_people(&self) -> Result<Vec<PersonRow>, StoreError> {
+        self.store.list_people(self.now_ms()).await
+    }
+
+    /// Disables a person: their sessions end at once (open event streams
+    /// close within [`crate::http::STREAM_RECHECK`]) and they cannot sign
+    /// in until enabled again.
+    pub async fn disable_user(&self, id_or_name: &str) -> Result<Option<UserRow>, StoreError> {
+        self.store
+            .set_user_disabled(id_or_name, Some(self.now_ms()))
+            .await
+    }
+
+    pub async fn enable_user(&self, id_or_name: &str) -> Result<Option<UserRow>, StoreError> {
+        self.store.set_user_disabled(id_or_name, None).await
+    }
+
+    /// Removes a person; their sessions end at once.
+    pub async fn remove_user(&self, id_or_name: &str) -> Result<Option<UserRow>, StoreError> {
+        self.store.remove_user(id_or_name).await
+    }
+
+    /// Changes a person's permissions with `change` (their sessions carry
+    /// the new ones from the next request: every check reads them).
+    pub async fn change_permissions(
+        &self,
+        id_or_name: &str,
+        change: impl FnOnce(Permissions) -> Permissions,
+    ) -> Result<Option<UserRow>, StoreError> {
+        let people = self.store.list_people(self.now_ms()).await?;
+        let Some(person) = people
+            .iter()
+            .find(|p| p.user.id == id_or_name || p.user.name == id_or_name)
+        else {
+            return Ok(None);
+        };
+        let now = change(Permissions::from_stored(&person.user.permissions));
+        self.store
+            .set_user_permissions(&person.user.id, &now.to_list_string())
+            .await
     }
 
     pub async fn user_named(&self, name: &str) -> Result<Option<UserRow>, StoreError> {

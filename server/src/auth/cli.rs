@@ -1,4 +1,5 @@
-//! `kandev-recovery token create|list|revoke`. Nothing here logs: a
+//! `kandev-recovery token create|list|revoke` and `user add|list|disable|
+//! enable|remove|grant|revoke|link`. Nothing here logs: a
 //! token's secret goes to stdout once, and nowhere else.
 
 use super::{Access, Permissions};
@@ -168,6 +169,139 @@ async fn user(command: UserCommand) -> Result<(), String> {
             println!("{base}{path}");
             Ok(())
         }
+        UserCommand::List { database } => {
+            let access = open(&database.database_url).await?;
+            let people = access
+                .list_people()
+                .await
+                .map_err(|e| format!("cannot list people: {e}"))?;
+            if people.is_empty() {
+                println!("No people yet.");
+            }
+            for p in people {
+                let state = match p.disabled_at_ms {
+                    Some(at) => format!("disabled {}", time(at)),
+                    None => "enabled".to_string(),
+                };
+                println!(
+                    "{}  {}  {}  {}  {} session{}",
+                    p.user.name,
+                    p.user.id,
+                    describe(&p.user.permissions),
+                    state,
+                    p.sessions,
+                    if p.sessions == 1 { "" } else { "s" }
+                );
+            }
+            Ok(())
+        }
+        UserCommand::Disable { user, database } => {
+            let access = open(&database.database_url).await?;
+            let row = found(&user, access.disable_user(&user).await)?;
+            println!("Disabled `{}`; their sessions have ended.", row.name);
+            Ok(())
+        }
+        UserCommand::Enable { user, database } => {
+            let access = open(&database.database_url).await?;
+            let row = found(&user, access.enable_user(&user).await)?;
+            println!(
+                "Enabled `{}`; `kandev-recovery user link {}` prints a sign-in link.",
+                row.name, row.name
+            );
+            Ok(())
+        }
+        UserCommand::Remove { user, database } => {
+            let access = open(&database.database_url).await?;
+            let row = found(&user, access.remove_user(&user).await)?;
+            println!("Removed `{}`; their sessions have ended.", row.name);
+            Ok(())
+        }
+        UserCommand::Grant {
+            user,
+            permissions,
+            database,
+        } => {
+            let access = open(&database.database_url).await?;
+            let row = found(
+                &user,
+                access
+                    .change_permissions(&user, |now| now.with(permissions))
+                    .await,
+            )?;
+            println!("`{}` now has {}.", row.name, describe(&row.permissions));
+            Ok(())
+        }
+        UserCommand::Revoke {
+            user,
+            permissions,
+            database,
+        } => {
+            let access = open(&database.database_url).await?;
+            let row = found(
+                &user,
+                access
+                    .change_permissions(&user, |now| now.without(permissions))
+                    .await,
+            )?;
+            println!("`{}` now has {}.", row.name, describe(&row.permissions));
+            Ok(())
+        }
+        UserCommand::Link {
+            user,
+            url,
+            database,
+        } => {
+            let base = url.trim_end_matches('/');
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                return Err(format!(
+                    "--url must be an http:// or https:// address, not `{url}`"
+                ));
+            }
+            let access = open(&database.database_url).await?;
+            let people = access
+                .list_people()
+                .await
+                .map_err(|e| format!("cannot read people: {e}"))?;
+            let Some(person) = people
+                .into_iter()
+                .find(|p| p.user.id == user || p.user.name == user)
+            else {
+                return Err(no_such_person(&user));
+            };
+            if person.disabled_at_ms.is_some() {
+                return Err(format!(
+                    "`{}` is disabled; `kandev-recovery user enable {}` first",
+                    person.user.name, person.user.name
+                ));
+            }
+            let path = access
+                .sign_in_path(&person.user)
+                .await
+                .map_err(|e| format!("cannot make the sign-in link: {e}"))?;
+            println!(
+                "A sign-in link for `{}`; it works once, for {} hours:",
+                person.user.name,
+                super::access::SIGN_IN_LINK_HOURS
+            );
+            println!("{base}{path}");
+            Ok(())
+        }
+    }
+}
+
+fn no_such_person(user: &str) -> String {
+    format!("nobody has the name or id `{user}`; `kandev-recovery user list` shows them")
+}
+
+/// The person a command changed, or why there is none.
+fn found(
+    user: &str,
+    changed: Result<Option<crate::store::UserRow>, StoreError>,
+) -> Result<crate::store::UserRow, String> {
+    match changed {
+        Ok(Some(row)) => Ok(row),
+        Ok(None) => Err(no_such_person(user)),
+        Err(e) => Err(format!("cannot change `{user}`: {e}")),
     }
 }
 

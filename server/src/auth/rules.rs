@@ -95,6 +95,16 @@ impl Permissions {
         Permissions(list.iter().fold(0, |bits, p| bits | p.bit()))
     }
 
+    /// This set and `other`'s permissions.
+    pub fn with(self, other: Permissions) -> Permissions {
+        Permissions(self.0 | other.0)
+    }
+
+    /// This set without `other`'s permissions.
+    pub fn without(self, other: Permissions) -> Permissions {
+        Permissions(self.0 & !other.0)
+    }
+
     /// Whether this set grants `p` (directly or through `admin`).
     pub fn grants(self, p: Permission) -> bool {
         self.0 & (p.bit() | Permission::Admin.bit()) != 0

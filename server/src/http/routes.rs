@@ -340,6 +340,12 @@ pub async fn events(
     let (tx, rx) = tokio::sync::mpsc::channel(64);
     let store = s.store.clone();
     let signals = s.routes.signals().clone();
+    // The stream outlives the request's one credential check: it checks
+    // again every few seconds and ends once the credential is no longer
+    // valid (revoked, signed out, its person disabled or removed).
+    let (access, credentials) = (s.access.clone(), headers.clone());
+    let mut recheck = tokio::time::interval(super::STREAM_RECHECK);
+    recheck.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // `route_id=` means every route, in the store's reads and here alike.
     let route = q.route_id.filter(|r| !r.is_empty());
     tokio::spawn(async move {
@@ -391,6 +397,11 @@ pub async fn events(
                         Err(broadcast::error::RecvError::Closed) => return,
                     },
                     _ = tx.closed() => return,
+                    _ = recheck.tick() => {
+                        if !still_admitted(&access, &credentials).await {
+                            return;
+                        }
+                    }
                     _ = signals.shutdown.cancelled() => {
                         // Said before the stream ends, so a client can tell a
                         // server going away from a lost connection. It has no
@@ -404,6 +415,19 @@ pub async fn events(
     });
     Ok(Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::new().interval(s.limits.sse_keep_alive())))
+}
+
+/// Whether the credential `headers` carry would still be let in to the
+/// event stream. A database that cannot answer keeps the stream open: an
+/// outage is not a revocation.
+async fn still_admitted(access: &crate::auth::Access, headers: &HeaderMap) -> bool {
+    match access.resolve(headers).await {
+        Ok(credential) => {
+            crate::auth::rules::decide(crate::auth::Rule::SignedIn, &credential, false)
+                == crate::auth::Decision::Allow
+        }
+        Err(_) => true,
+    }
 }
 
 /// The event stream's last frame when the server shuts down: `event:

@@ -64,7 +64,7 @@ pub async fn open_link(client: &reqwest::Client, link: &str) -> reqwest::Respons
 
 /// Signs `user` in through a fresh sign-in link; answers the session
 /// cookie's and the CSRF cookie's values.
-async fn sign_in(s: &TestServer, name: &str, perms: Permissions) -> (String, String) {
+pub async fn sign_in(s: &TestServer, name: &str, perms: Permissions) -> (String, String) {
     let access = Access::new(s.db.store.clone(), Clock::system(), false);
     let user = access.create_user(name, perms).await.unwrap();
     let path = access.sign_in_path(&user).await.unwrap();
@@ -507,7 +507,7 @@ async fn a_failure_is_admitted_as_before_though_its_route_is_read_with_the_token
     assert_eq!(again["route"]["state"], "retry_wait", "{again}");
 }
 
-fn cli(args: &[&str], db: &str) -> std::process::Output {
+pub fn cli(args: &[&str], db: &str) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
         .args(args)
         .args(["--database-url", db])

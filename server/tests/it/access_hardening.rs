@@ -547,7 +547,184 @@ async fn sign_in_without_a_valid_link_only_reads(engine: Engine) {
     assert_eq!(st, 503);
 }
 
+fn cli_ok(args: &[&str], db: &str) -> String {
+    let out = crate::access::cli(args, db);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `user list|disable|enable|link|grant|revoke|remove`: disabling and
+/// removing end a person's sessions at once, permission changes apply to
+/// the next request, and unknown people are a clear error.
+async fn people_are_managed_from_the_command_line(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let db = s.db.url.clone();
+    let (session, _) =
+        crate::access::sign_in(&s, "Ada", Permissions::of(&[Permission::ProfilesSelect])).await;
+    let browser = crate::support::client_with(None);
+    let me = || {
+        browser
+            .get(s.url("/api/v1/session"))
+            .header("cookie", format!("kandev_session={session}"))
+            .send()
+    };
+    assert_eq!(me().await.unwrap().status(), 200);
+    let listed = cli_ok(&["user", "list"], &db);
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("Ada "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        line.contains("profiles:select") && line.contains("enabled") && line.contains("1 session"),
+        "{line}"
+    );
+
+    cli_ok(
+        &[
+            "user",
+            "grant",
+            "Ada",
+            "--permissions",
+            "routes:act,catalogue:read",
+        ],
+        &db,
+    );
+    let now: Value = me().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        now["permissions"],
+        json!(["profiles:select", "routes:act", "catalogue:read"]),
+        "{now}"
+    );
+    cli_ok(
+        &["user", "revoke", "Ada", "--permissions", "catalogue:read"],
+        &db,
+    );
+    let now: Value = me().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        now["permissions"],
+        json!(["profiles:select", "routes:act"]),
+        "{now}"
+    );
+
+    cli_ok(&["user", "disable", "Ada"], &db);
+    assert_eq!(
+        me().await.unwrap().status(),
+        401,
+        "a disabled person's session ends at once"
+    );
+    let listed = cli_ok(&["user", "list"], &db);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("Ada ") && l.contains("disabled") && l.contains("0 sessions")),
+        "{listed}"
+    );
+    let refused = crate::access::cli(&["user", "link", "Ada"], &db);
+    assert!(!refused.status.success());
+    cli_ok(&["user", "enable", "Ada"], &db);
+    let linked = cli_ok(&["user", "link", "Ada", "--url", &s.base], &db);
+    let link = linked.lines().last().unwrap().to_string();
+    let signed_in = crate::access::open_link(&no_redirects(), &link).await;
+    assert_eq!(signed_in.status(), 303);
+
+    let again =
+        crate::access::sign_in(&s, "Grace", Permissions::of(&[Permission::RoutesAct])).await;
+    cli_ok(&["user", "remove", "Grace"], &db);
+    let gone = browser
+        .get(s.url("/api/v1/session"))
+        .header("cookie", format!("kandev_session={}", again.0))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        gone.status(),
+        401,
+        "a removed person's session ends at once"
+    );
+    assert!(!cli_ok(&["user", "list"], &db).contains("Grace"));
+    let unknown = crate::access::cli(&["user", "disable", "Nobody"], &db);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("`Nobody`"));
+}
+
+/// Reads an event stream until it ends or `within` passes: whether it ended.
+async fn stream_ends_within(mut stream: reqwest::Response, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.chunk()).await {
+            Err(_) => return false,
+            Ok(Ok(Some(_))) => continue,
+            Ok(Ok(None)) | Ok(Err(_)) => return true,
+        }
+    }
+}
+
+/// An open event stream ends within seconds once its token is revoked,
+/// its session signed out, or its person disabled.
+async fn event_streams_end_with_their_credential(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let access = Access::new(s.db.store.clone(), Clock::system(), false);
+    let made = access
+        .create_token("watcher", Permissions::of(&[Permission::CatalogueRead]))
+        .await
+        .unwrap();
+    let (ada, ada_csrf) = crate::access::sign_in(&s, "Ada", Permissions::admin()).await;
+    let (bob, _) = crate::access::sign_in(&s, "Bob", Permissions::admin()).await;
+    let open = |header: (&'static str, String)| {
+        crate::support::client_with(None)
+            .get(s.url("/api/v1/events"))
+            .header(header.0, header.1)
+            .send()
+    };
+    let by_token = open(("authorization", format!("Bearer {}", made.secret)))
+        .await
+        .unwrap();
+    let by_ada = open(("cookie", format!("kandev_session={ada}")))
+        .await
+        .unwrap();
+    let by_bob = open(("cookie", format!("kandev_session={bob}")))
+        .await
+        .unwrap();
+    let kept = crate::support::client()
+        .get(s.url("/api/v1/events"))
+        .send()
+        .await
+        .unwrap();
+    for r in [&by_token, &by_ada, &by_bob, &kept] {
+        assert_eq!(r.status(), 200);
+    }
+    access.revoke_token("watcher").await.unwrap();
+    let signed_out = crate::support::client_with(None)
+        .post(s.url("/api/v1/session/sign-out"))
+        .header("cookie", format!("kandev_session={ada}"))
+        .header("x-csrf-token", ada_csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_out.status(), 204);
+    access.disable_user("Bob").await.unwrap();
+    let within = server::http::STREAM_RECHECK * 3;
+    let (t, a, b) = tokio::join!(
+        stream_ends_within(by_token, within),
+        stream_ends_within(by_ada, within),
+        stream_ends_within(by_bob, within)
+    );
+    assert!(t, "the revoked token's stream is open");
+    assert!(a, "the signed-out session's stream is open");
+    assert!(b, "the disabled person's stream is open");
+    assert!(
+        !stream_ends_within(kept, within).await,
+        "a valid stream ended"
+    );
+}
+
 on_both_engines!(
+    people_are_managed_from_the_command_line,
+    event_streams_end_with_their_credential,
     sign_in_without_a_valid_link_only_reads,
     route_creation_is_limited_per_principal,
     sign_in_links_redeem_on_post_only,
