@@ -188,6 +188,8 @@ pub trait Backend: Send + Sync {
     async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError>;
     /// Every shared resource circuit.
     async fn list_circuits(&self) -> Result<CircuitList, ApiError>;
+    /// Everyone who signs in (administrators only).
+    async fn list_people(&self) -> Result<Vec<crate::people::Person>, ApiError>;
 }
 
 #[cfg(feature = "ssr")]
@@ -270,6 +272,60 @@ pub async fn list_circuits() -> Result<CircuitList, ApiError> {
     {
         browser::get("/api/v1/circuits").await
     }
+}
+
+/// Everyone who signs in (administrators only).
+pub async fn list_people() -> Result<Vec<crate::people::Person>, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.list_people().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get("/api/v1/people").await
+    }
+}
+
+/// Disables (`disable`) or enables (`enable`) a person.
+pub async fn person_action(
+    id: &str,
+    action: &'static str,
+) -> Result<crate::people::Person, ApiError> {
+    browser::send(
+        "POST",
+        &format!("/api/v1/people/{}/{action}", browser::encode(id)),
+        &serde_json::Value::Null,
+    )
+    .await
+}
+
+/// Removes a person.
+pub async fn remove_person(id: &str) -> Result<(), ApiError> {
+    browser::send::<serde_json::Value>(
+        "DELETE",
+        &format!("/api/v1/people/{}", browser::encode(id)),
+        &serde_json::Value::Null,
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Sets a person's permissions.
+pub async fn set_person_permissions(
+    id: &str,
+    permissions: Vec<String>,
+) -> Result<crate::people::Person, ApiError> {
+    let mut body = serde_json::Map::new();
+    body.insert(
+        "permissions".to_string(),
+        serde_json::Value::Array(permissions.into_iter().map(Into::into).collect()),
+    );
+    browser::send(
+        "PUT",
+        &format!("/api/v1/people/{}/permissions", browser::encode(id)),
+        &serde_json::Value::Object(body),
+    )
+    .await
 }
 
 /// Sends a manual action (`retry_now`, `skip_now`, `cancel`, `stop`) fenced

@@ -10,6 +10,7 @@
 //!   dispatch and schedule states) and SPEC.md's state table
 //!   ([`route::machine`]).
 //! - [`circuit`]: shared resource circuits on the wire.
+//! - [`people`]: people who sign in, for the administrator's page.
 //! - [`words`]: wording for people, made from those values in one place.
 //! - [`ids`]: `RouteId`, `ProfileId` and `Generation` as types.
 //! - [`wire_json`] and [`wire_time`]: how the browser reads JSON, and how
@@ -38,6 +39,7 @@ pub mod circuit;
 pub mod components;
 pub mod ids;
 pub mod pages;
+pub mod people;
 pub mod policy;
 pub mod profile;
 pub mod route;
@@ -118,6 +120,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/routes") view=pages::routes::RoutesPage ssr=SsrMode::Async/>
                     <Route path=path!("/routes/:id") view=pages::routes::RoutePage ssr=SsrMode::Async/>
                     <Route path=path!("/circuits") view=pages::circuits::CircuitsPage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/people") view=pages::people::PeoplePage ssr=SsrMode::Async/>
                 </Routes>
             </main>
         </Router>
@@ -143,6 +146,7 @@ pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
 fn SignedIn(viewer: api::Viewer) -> impl IntoView {
     view! {
         <div class="viewer">
+            {viewer.may("admin").then(|| view! { <a href="/admin/people">"People"</a> })}
             <span class="viewer-name">"Signed in as "<strong>{viewer.name}</strong></span>
             {viewer.session.then(|| view! { <SignOut/> })}
         </div>

@@ -1,6 +1,7 @@
 //! One module per page.
 
 pub mod circuits;
+pub mod people;
 pub mod profile;
 pub mod profiles;
 pub mod routes;

@@ -8,7 +8,8 @@ mod answers;
 use super::guard::{guarded, guarded_decision};
 use super::openapi::ApiDoc;
 use super::{
-    circuits, health, profiles, prometheus, routes, session, AppState, HttpError, HttpResult,
+    circuits, health, people, profiles, prometheus, routes, session, AppState, HttpError,
+    HttpResult,
 };
 use crate::auth::{Permission, Rule};
 use crate::classify::{Catalogue, CatalogueSummary, UnknownSnapshot};
@@ -107,6 +108,12 @@ fn v1() -> Vec<Entry> {
             Rule::Need(Permission::CatalogueRead),
             routes!(catalogue_unknown),
         ),
+        // People: administrators only.
+        doc(Rule::Need(Permission::Admin), routes!(people::list)),
+        doc(Rule::Need(Permission::Admin), routes!(people::disable)),
+        doc(Rule::Need(Permission::Admin), routes!(people::enable)),
+        doc(Rule::Need(Permission::Admin), routes!(people::remove)),
+        doc(Rule::Need(Permission::Admin), routes!(people::permissions)),
         // The API's description holds no data.
         doc(Rule::Public, routes!(openapi_json)),
     ]

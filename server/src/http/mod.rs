@@ -27,6 +27,7 @@ mod headers;
 mod health;
 pub mod openapi;
 mod pages;
+mod people;
 mod profiles;
 mod prometheus;
 mod routes;
@@ -180,6 +181,7 @@ pub fn router(state: AppState) -> Router {
     let backend: SharedBackend = Arc::new(pages::PageBackend {
         profiles: state.profiles.clone(),
         routes: state.routes.clone(),
+        access: state.access.clone(),
     });
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();

@@ -13,6 +13,7 @@ use app::route::{Attempt, RouteSnapshot};
 pub struct PageBackend {
     pub profiles: Profiles,
     pub routes: Routes,
+    pub access: crate::auth::Access,
 }
 
 /// The same error body (and status) the REST API would answer.
@@ -57,6 +58,19 @@ impl Backend for PageBackend {
             .attempts(&RouteId::from(id))
             .await
             .map_err(to_api)
+    }
+
+    async fn list_people(&self) -> Result<Vec<app::people::Person>, ApiError> {
+        // The renderer reads the store directly: the page's viewer must be
+        // an administrator, as for `GET /api/v1/people`.
+        let admin =
+            leptos::prelude::use_context::<app::api::Viewer>().is_some_and(|v| v.may("admin"));
+        if !admin {
+            return Err(to_api(HttpError::Forbidden(
+                "Managing people needs the admin permission.".into(),
+            )));
+        }
+        super::people::people(&self.access).await.map_err(to_api)
     }
 
     async fn list_circuits(&self) -> Result<app::circuit::CircuitList, ApiError> {

@@ -57,6 +57,14 @@ async fn hostile_names_render_as_text_on_every_page(engine: Engine) {
         )
         .await;
     let route_id = route["id"].as_str().unwrap().to_string();
+    // A person named with markup, for the people page.
+    Access::new(s.db.store.clone(), Clock::system(), false)
+        .create_user(
+            ATTRIBUTE_BREAKOUT,
+            Permissions::of(&[Permission::RoutesAct]),
+        )
+        .await
+        .unwrap();
     // A failure, so the route page also shows a last failure and a pending
     // retry with the candidate's label.
     api.fail(&route, crate::support::overloaded()).await;
@@ -71,6 +79,7 @@ async fn hostile_names_render_as_text_on_every_page(engine: Engine) {
         format!("/routes/{route_id}"),
         "/routes/r_missing".to_string(),
         "/circuits".to_string(),
+        "/admin/people".to_string(),
     ];
     for path in &pages {
         let resp = client().get(s.url(path)).send().await.unwrap();
@@ -722,7 +731,87 @@ async fn event_streams_end_with_their_credential(engine: Engine) {
     );
 }
 
+/// The people page and API: administrators only; disabling through the
+/// API ends the person's session at once; the page lists every permission
+/// the server knows.
+async fn people_are_managed_by_administrators(engine: Engine) {
+    assert_eq!(
+        app::people::PERMISSIONS.to_vec(),
+        Permission::ALL.map(Permission::as_str).to_vec(),
+        "the page offers exactly the server's permissions"
+    );
+    let s = TestServer::start(engine).await;
+    let (session, _) =
+        crate::access::sign_in(&s, "Ada", Permissions::of(&[Permission::ProfilesSelect])).await;
+    let page = client().get(s.url("/admin/people")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<h2>Ada</h2>"), "{html}");
+    assert!(html.contains("Save permissions"), "{html}");
+    let reader = token_api(&s, "reader", &[Permission::ProfilesManage]).await;
+    let (_, html) = reader.call(Method::GET, "/admin/people", None).await;
+    let html = html.as_str().unwrap().to_string();
+    assert!(html.contains("needs the admin permission"), "{html}");
+    assert!(!html.contains("<h2>Ada</h2>"), "{html}");
+    let (st, _) = reader.call(Method::GET, "/api/v1/people", None).await;
+    assert_eq!(st, 403);
+
+    let admin = s.api();
+    let people = admin.get("/api/v1/people").await;
+    let ada = people
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "Ada")
+        .unwrap()
+        .clone();
+    assert_eq!(ada["sessions"], 1, "{ada}");
+    let id = ada["id"].as_str().unwrap();
+    let (st, body) = admin
+        .call(
+            Method::PUT,
+            &format!("/api/v1/people/{id}/permissions"),
+            Some(json!({"permissions": ["routes:act", "root"]})),
+        )
+        .await;
+    assert_eq!(st, 422, "{body}");
+    assert_eq!(body["errors"][0]["field"], "permissions", "{body}");
+    let (st, body) = admin
+        .call(
+            Method::PUT,
+            &format!("/api/v1/people/{id}/permissions"),
+            Some(json!({"permissions": ["routes:act"]})),
+        )
+        .await;
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(body["permissions"], json!(["routes:act"]));
+    let (st, body) = admin
+        .post(&format!("/api/v1/people/{id}/disable"), json!(null))
+        .await;
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(
+        (body["disabled"].clone(), body["sessions"].clone()),
+        (json!(true), json!(0))
+    );
+    let me = crate::support::client_with(None)
+        .get(s.url("/api/v1/session"))
+        .header("cookie", format!("kandev_session={session}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status(), 401);
+    let (st, _) = admin
+        .call(Method::DELETE, &format!("/api/v1/people/{id}"), None)
+        .await;
+    assert_eq!(st, 204);
+    let (st, _) = admin
+        .call(Method::DELETE, &format!("/api/v1/people/{id}"), None)
+        .await;
+    assert_eq!(st, 404);
+}
+
 on_both_engines!(
+    people_are_managed_by_administrators,
     people_are_managed_from_the_command_line,
     event_streams_end_with_their_credential,
     sign_in_without_a_valid_link_only_reads,
