@@ -14,7 +14,7 @@ use crate::policy::{describe, ClassPolicy, ErrorClass, OnExhausted};
 use crate::profile::Profile;
 use crate::route::{
     Action, Attempt, CallerKind, DecisionKind, PendingKind, RouteOutcome, RouteSnapshot,
-    RouteState, StopReason,
+    RouteState, StopReason, UnsafeReason,
 };
 
 /// An action's button text.
@@ -102,6 +102,7 @@ pub fn pending_words(route: &RouteSnapshot) -> Option<String> {
     Some(match p.kind {
         PendingKind::Retry => format!("Retry {} of {}", p.retry_ordinal, p.max_retries),
         PendingKind::ResetWait => "One more try after the provider's reset".to_string(),
+        PendingKind::Switch => format!("The switch to {} once it is free", route.candidate.label),
     })
 }
 
@@ -146,6 +147,10 @@ pub fn next_outcome(route: &RouteSnapshot, profile: Option<&Profile>) -> String 
             "Waiting for the retry's result; if it fails, {}'s policy decides",
             route.candidate.label
         ),
+        (RouteState::Switching, Some(_)) => format!(
+            "Every other candidate is paused too: {} is tried as soon as its pause ends",
+            route.candidate.label
+        ),
         (RouteState::Switching, _) => {
             format!("Waiting for the caller to start {}", route.candidate.label)
         }
@@ -153,6 +158,26 @@ pub fn next_outcome(route: &RouteSnapshot, profile: Option<&Profile>) -> String 
         (RouteState::Active, _) => "Nothing to recover".to_string(),
         _ => "Nothing more happens on this route".to_string(),
     }
+}
+
+/// Why the route stopped, with what its last failure adds: why the
+/// failure was unsafe, or the shared hold that decided.
+pub fn stop_words(route: &RouteSnapshot) -> Option<String> {
+    let reason = reason_words(route.reason.as_ref()?);
+    let failure = route.last_failure.as_ref();
+    let detail = match (
+        failure.and_then(|f| f.unsafe_reason),
+        failure.and_then(|f| f.held_by.as_ref()),
+    ) {
+        (Some(r), _) => format!(" Here {}.", unsafe_words(r)),
+        (None, Some(h)) if route.reason == Some(StopReason::AllCandidatesHeld) => format!(
+            " The first to be free again is {}.",
+            circuit_label(h.scope, &h.resource)
+        ),
+        (None, Some(h)) => format!(" {}.", held_by_words(h)),
+        (None, None) => String::new(),
+    };
+    Some(format!("{reason}{detail}"))
 }
 
 /// Why a route stopped for a person.
@@ -165,9 +190,20 @@ pub fn reason_words(reason: &StopReason) -> String {
             "The error is not the provider's (the task, a tool or the request); its owner handles it."
                 .into()
         }
-        StopReason::EffectUnsafe | StopReason::EffectAfterFailure => {
-            "The agent had already produced output or used tools; repeating the prompt could repeat its effects."
+        StopReason::EffectUnsafe => {
+            "The failure may have come after the agent started working, so repeating the prompt could repeat its effects."
                 .into()
+        }
+        StopReason::EffectAfterFailure => {
+            "Output or tool activity of the failed attempt arrived after its recovery was decided; its next attempt was withdrawn so the work is not repeated."
+                .into()
+        }
+        StopReason::DispatchNotClaimed => {
+            "Nobody picked up the route's next attempt in time; check that its caller is running."
+                .into()
+        }
+        StopReason::AllCandidatesHeld => {
+            "Every remaining candidate is paused by a shared circuit for longer than this server waits.".into()
         }
         StopReason::Stale => "The report did not match the current attempt.".into(),
         StopReason::StoppedByPolicy => "The candidate's policy says stop for this error.".into(),
@@ -283,13 +319,57 @@ pub fn decision_words(a: &Attempt) -> String {
         DecisionKind::Retry if max > 0 => format!("Retry {} of {max}", a.retry_ordinal),
         DecisionKind::Retry => "Retry".into(),
         DecisionKind::WaitForReset => "Wait for the reset".into(),
+        DecisionKind::Skip | DecisionKind::Stop if a.held_by.is_some() => format!(
+            "{}: {}",
+            if a.decision == DecisionKind::Skip {
+                "Skip"
+            } else {
+                "Stop"
+            },
+            a.held_by.as_ref().map(held_by_words).unwrap_or_default()
+        ),
         DecisionKind::Skip => "Skip".into(),
         DecisionKind::Stop => "Stop".into(),
         DecisionKind::Unclassified => "Stop: not recognised".into(),
         DecisionKind::NotProvider => "Stop: not the provider's".into(),
-        DecisionKind::EffectUnsafe => "Stop: unsafe to repeat".into(),
+        DecisionKind::EffectUnsafe => match a.unsafe_reason {
+            Some(r) => format!("Stop: unsafe to repeat ({})", unsafe_words(r)),
+            None => "Stop: unsafe to repeat".into(),
+        },
         DecisionKind::Stale => "Ignored: stale report".into(),
+        DecisionKind::LateEffect => format!(
+            "Late output from this attempt ({}): its work may have run twice",
+            a.late_effect
+                .as_deref()
+                .unwrap_or("effect")
+                .replace('_', " ")
+        ),
     }
+}
+
+/// Why a failure was unsafe to recover from, in a phrase an adapter
+/// author acts on.
+pub fn unsafe_words(reason: UnsafeReason) -> &'static str {
+    match reason {
+        UnsafeReason::EffectsReported => "output or tool activity was reported before the failure",
+        UnsafeReason::EffectsInEvidence => "the report shows output or tool activity before the error",
+        UnsafeReason::BoundaryUnknown => {
+            "the report did not say in which phase the failure happened, so it may have been after work began"
+        }
+        UnsafeReason::OutputStarted => "output had started (phase stream)",
+        UnsafeReason::AtTeardown => "the prompt may have completed (phase teardown)",
+        UnsafeReason::ResumeNeedsSameCandidate => {
+            "only the same candidate can resume its session; another would repeat the prompt"
+        }
+    }
+}
+
+/// Why the policy's exhausted outcome came at once: a shared hold.
+pub fn held_by_words(hold: &CircuitHold) -> String {
+    format!(
+        "{} is paused for longer than this policy waits, so its outcome applied at once",
+        circuit_label(hold.scope, &hold.resource)
+    )
 }
 
 /// Where an attempt's decision led.
@@ -363,8 +443,9 @@ pub fn decision_next(
         DecisionKind::Unclassified => "stop: the error was not recognised".into(),
         DecisionKind::NotProvider => "stop: not the provider's error".into(),
         DecisionKind::EffectUnsafe => {
-            "stop: the agent already produced output or used tools".into()
+            "stop: it may have come after the agent started working".into()
         }
+        DecisionKind::LateEffect => "late output of an earlier attempt recorded".into(),
     }
 }
 
@@ -600,12 +681,15 @@ mod tests {
             code: "provider_overloaded".into(),
             class: ErrorClass::Transient,
             circuit: None,
+            resume: None,
         });
         r.last_failure = Some(LastFailure {
             code: "provider_overloaded".into(),
             class: ErrorClass::Transient,
             safe_cause: "Provider overloaded".into(),
             http_status: None,
+            unsafe_reason: None,
+            held_by: None,
         });
         r
     }
@@ -662,6 +746,9 @@ mod tests {
             },
             created_at: t("2026-11-30T12:00:00Z"),
             classification: None,
+            unsafe_reason: None,
+            held_by: None,
+            late_effect: None,
         }
     }
 
@@ -679,6 +766,8 @@ mod tests {
             class: ErrorClass::Unclassified,
             safe_cause: "raw text must not be used".into(),
             http_status: None,
+            unsafe_reason: None,
+            held_by: None,
         });
         assert_eq!(cause(&unknown), Some("Unrecognised error".into()));
     }

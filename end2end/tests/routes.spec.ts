@@ -59,8 +59,11 @@ test('scenario 1: a capacity error retries after 5, 10 and 20 s live, then switc
   await expect(historyColumn(page, 'Policy in force').first()).toHaveText(
     'Transient: Retry after 5 s, 10 s, 20 s, then skip to the next candidate.',
   );
-  // Nothing to act on while the switch is delivered.
-  await expect(page.getByRole('group', { name: 'Route actions' })).toHaveCount(0);
+  // While the switch is delivered, a person can only stop the route.
+  await expect(routeAction(page, 'Stop')).toBeVisible();
+  await expect(routeAction(page, 'Retry now')).toHaveCount(0);
+  await expect(routeAction(page, 'Skip now')).toHaveCount(0);
+  await expect(routeAction(page, 'Cancel wait')).toHaveCount(0);
 });
 
 test('an unknown error stops for manual recovery with a generic cause and no raw text', async ({ page, request }) => {

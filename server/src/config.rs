@@ -452,6 +452,17 @@ pub struct ServeArgs {
     #[arg(long, env = "KANDEV_ROUTES_PER_MINUTE", default_value_t = 600)]
     pub routes_per_minute: u32,
 
+    /// How long (seconds) a switch, or a new route, waits for a candidate a
+    /// shared circuit holds when every remaining candidate is held; a
+    /// longer hold stops the route for a person (`all_candidates_held`).
+    #[arg(long, env = "KANDEV_MAX_HOLD_WAIT", default_value_t = crate::routes::service::RouteSettings::DEFAULT_MAX_HOLD_WAIT_SECONDS)]
+    pub max_hold_wait: u64,
+
+    /// A dispatch nobody claims within this many seconds stops its route
+    /// for a person (`dispatch_not_claimed`). 0: never.
+    #[arg(long, env = "KANDEV_DISPATCH_TIMEOUT", default_value_t = crate::routes::service::RouteSettings::DEFAULT_DISPATCH_TIMEOUT_SECONDS)]
+    pub dispatch_timeout: u64,
+
     /// The demo's simulated agents' token (made by `demo` before the server
     /// starts; never read from the command line).
     #[arg(skip)]
@@ -488,6 +499,9 @@ impl Default for ServeArgs {
             no_auth: false,
             evidence_per_minute: 1200,
             routes_per_minute: 600,
+            max_hold_wait: crate::routes::service::RouteSettings::DEFAULT_MAX_HOLD_WAIT_SECONDS,
+            dispatch_timeout:
+                crate::routes::service::RouteSettings::DEFAULT_DISPATCH_TIMEOUT_SECONDS,
             demo_token: None,
         }
     }

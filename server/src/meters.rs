@@ -163,12 +163,12 @@ pub fn committed(commit: &Commit) {
 /// gauges read from the database now. When the database does not answer,
 /// the counters are still served and `kandev_database_up` says why the
 /// gauges are missing.
-pub async fn render(handle: &PrometheusHandle, store: &DynStore) -> String {
+pub async fn render(handle: &PrometheusHandle, store: &DynStore, at_ms: Option<i64>) -> String {
     let mut out = handle.render();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    match store.state_counts().await {
+    match store.state_counts(at_ms).await {
         Ok(counts) => {
             gauges(&mut out, &counts);
             gauge(
@@ -238,6 +238,24 @@ fn gauges(out: &mut String, c: &StateCounts) {
             .into_iter()
             .map(|s| (s.as_str(), of(&c.dispatches, s.as_str()))),
     );
+    // Ages in whole seconds, 0 when there is none: what an alert on a
+    // stuck route looks at (nobody claiming its work; a caller that
+    // acknowledged a prompt and never reported how it went).
+    let seconds = |ms: Option<i64>| ms.unwrap_or(0) / 1000;
+    gauge(
+        out,
+        "kandev_dispatch_oldest_unclaimed_seconds",
+        "Age of the oldest dispatch nobody has claimed (0: none; from the database)",
+        None,
+        [("", seconds(c.oldest_unclaimed_ms))],
+    );
+    gauge(
+        out,
+        "kandev_attempt_oldest_unreported_seconds",
+        "Age of the oldest acknowledged attempt with no failure or success reported yet (0: none; from the database)",
+        None,
+        [("", seconds(c.oldest_unreported_ms))],
+    );
 }
 
 /// One gauge family in the text format. Label values are this crate's own
@@ -290,6 +308,8 @@ mod tests {
                 circuits: vec![("open".into(), 2)],
                 schedules: vec![("armed".into(), 4)],
                 dispatches: vec![("claimed".into(), 1)],
+                oldest_unclaimed_ms: Some(65_400),
+                oldest_unreported_ms: None,
             },
         );
         for line in [
@@ -303,6 +323,8 @@ mod tests {
             "kandev_schedules_pending 4",
             "kandev_dispatches_open{state=\"pending\"} 0",
             "kandev_dispatches_open{state=\"claimed\"} 1",
+            "kandev_dispatch_oldest_unclaimed_seconds 65",
+            "kandev_attempt_oldest_unreported_seconds 0",
         ] {
             assert!(out.lines().any(|l| l == line), "{line} missing from\n{out}");
         }

@@ -14,7 +14,7 @@ use leptos::prelude::*;
 /// The SSE event names the server emits (`RouteEvent::kind`). EventSource
 /// only delivers named events to listeners registered by name.
 /// The named events the stream sends (shared with the server).
-pub const EVENT_KINDS: [&str; 9] = crate::route::event_kind::ALL;
+pub const EVENT_KINDS: [&str; 11] = crate::route::event_kind::ALL;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Connection {

@@ -314,7 +314,7 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
     let reason_line = move || {
         snapshot.with(|s| {
             (s.state == RouteState::ActionRequired)
-                .then(|| s.reason.as_ref().map(reason_words))
+                .then(|| stop_words(s))
                 .flatten()
         })
     };

@@ -38,6 +38,38 @@ wire_names! {
         Unclassified,
         NotProvider,
         EffectUnsafe,
+        /// Not a decision on a failure: output or tool activity of an
+        /// earlier attempt arrived after that attempt's failure had
+        /// already been recovered from (the successor withdrawn and the
+        /// route stopped, or — once the successor was delivered — recorded
+        /// so a person sees the work may have run twice).
+        LateEffect,
+    }
+}
+
+wire_names! {
+    /// Why a current failure was judged unsafe to recover from
+    /// automatically (the decision `effect_unsafe`): the first of these
+    /// that holds, in this order.
+    #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+    pub enum UnsafeReason {
+        /// Output or tool activity was reported (`POST /effects`) for the
+        /// failed invocation.
+        EffectsReported,
+        /// The failure report itself carries output or tool activity
+        /// (`acp_update` items before the error).
+        EffectsInEvidence,
+        /// The report has no `phase`, so nobody can tell whether the agent
+        /// had started working: adapters must send one.
+        BoundaryUnknown,
+        /// `phase: stream` — output had started when the failure came.
+        OutputStarted,
+        /// `phase: teardown` — the prompt may have completed.
+        AtTeardown,
+        /// A resumable failure whose policy said skip: another candidate
+        /// cannot resume this provider's session, it could only repeat
+        /// the prompt.
+        ResumeNeedsSameCandidate,
     }
 }
 
@@ -80,6 +112,12 @@ pub enum StopReason {
     StoppedByUser,
     /// A claimed dispatch was never acknowledged.
     AmbiguousDispatch,
+    /// A dispatch was not claimed within the deployment's dispatch
+    /// timeout (no caller is picking the route's work up).
+    DispatchNotClaimed,
+    /// Every remaining candidate is held by a shared circuit for longer
+    /// than the deployment waits for a hold to end.
+    AllCandidatesHeld,
     /// A reason this build does not know (a newer server's), kept as sent.
     #[strum(default)]
     Other(String),

@@ -11,6 +11,18 @@
 //!   `skip_now` (→ `switching`) start a new route cycle; `cancel` and `stop`
 //!   leave it as it is (idempotent).
 //! - `retry_now` while waiting fires the pending attempt early (→ `retrying`).
+//! - A `switching` route whose next candidate a shared circuit holds waits
+//!   for the hold to end before its switch is dispatched: the deadline
+//!   dispatches it and the route stays `switching` (the same row, its
+//!   dispatch deferred).
+//!
+//! And it adds only stops for a person (→ `action_required`), which SPEC.md
+//! allows from anywhere automatic work could go wrong:
+//! - `stop` and `cancel` from every state but a stopped one (`active`,
+//!   `retrying` and `switching` too): an outstanding dispatch is withdrawn.
+//! - A dispatch nobody claimed within the deployment's dispatch timeout.
+//! - An effect that arrives for an invocation whose failure was already
+//!   being recovered from, while the successor is not yet delivered.
 //!
 //! Shared by the server, which commits only what [`next`] allows, and the
 //! browser, which offers only the [`Action`]s [`valid_actions`] derives
@@ -43,12 +55,14 @@ impl Action {
 
 /// The actions worth offering in `state`: those the table allows and that
 /// move the route. (`cancel` and `stop` of a stopped route are allowed,
-/// being idempotent, but change nothing.)
+/// being idempotent, but change nothing; `cancel` means cancelling a wait,
+/// so only a waiting route offers it — elsewhere `stop` says the same.)
 pub fn valid_actions(state: RouteState) -> Vec<Action> {
     Action::ALL
         .iter()
         .copied()
         .filter(|a| next(state, a.trigger()).is_some_and(|to| to != state))
+        .filter(|a| *a != Action::Cancel || state.is_waiting())
         .collect()
 }
 
@@ -68,6 +82,11 @@ pub enum Trigger {
     SwitchAcknowledged,
     /// A claimed dispatch was not acknowledged before its lease ran out.
     AmbiguousDispatch,
+    /// A dispatch was not claimed within the dispatch timeout.
+    DispatchNotClaimed,
+    /// Output or tool activity of the failed invocation arrived after its
+    /// recovery was decided, before the successor was delivered.
+    EffectAfterFailure,
 }
 
 /// Where a failure decision leads.
@@ -88,6 +107,7 @@ pub fn next(state: RouteState, trigger: Trigger) -> Option<RouteState> {
     use Trigger::*;
     let failing = matches!(state, Active | Retrying | Switching);
     let waiting = matches!(state, WaitingForReset | RetryWait);
+    let recovering = waiting || matches!(state, Retrying | Switching);
     Some(match (state, trigger) {
         (_, Failure(o)) if failing => match o {
             Outcome::WaitForReset => WaitingForReset,
@@ -98,10 +118,12 @@ pub fn next(state: RouteState, trigger: Trigger) -> Option<RouteState> {
         (_, Deadline) if waiting => Retrying,
         (_, RetryNow) if waiting => Retrying,
         (_, SkipNow) if waiting => Switching,
-        (_, Cancel | Stop) if waiting => ActionRequired,
+        (_, Cancel | Stop) if waiting || failing => ActionRequired,
+        (Switching, Deadline) => Switching,
         (Retrying | Active | Switching, Success) => Active,
         (Switching, SwitchAcknowledged) => Active,
-        (Retrying | Switching, AmbiguousDispatch) => ActionRequired,
+        (Retrying | Switching, AmbiguousDispatch | DispatchNotClaimed) => ActionRequired,
+        (_, EffectAfterFailure) if recovering => ActionRequired,
         (ActionRequired, RetryNow) => Retrying,
         (ActionRequired, SkipNow) => Switching,
         (ActionRequired, Cancel | Stop) => ActionRequired,
@@ -176,8 +198,33 @@ mod tests {
             }
         }
         assert_eq!(next(Active, Trigger::Deadline), None);
-        assert_eq!(next(Active, Trigger::Cancel), None);
         assert_eq!(next(Retrying, Trigger::SkipNow), None);
+        assert_eq!(next(Active, Trigger::DispatchNotClaimed), None);
+        assert_eq!(next(Active, Trigger::EffectAfterFailure), None);
+        assert_eq!(next(ActionRequired, Trigger::EffectAfterFailure), None);
+    }
+
+    #[test]
+    fn every_state_but_a_stopped_one_can_be_stopped_for_a_person() {
+        for state in [Active, RetryWait, WaitingForReset, Retrying, Switching] {
+            for t in [Trigger::Cancel, Trigger::Stop] {
+                assert_eq!(next(state, t), Some(ActionRequired), "{state} + {t:?}");
+            }
+        }
+        for state in [Retrying, Switching] {
+            assert_eq!(
+                next(state, Trigger::DispatchNotClaimed),
+                Some(ActionRequired)
+            );
+        }
+        for state in [RetryWait, WaitingForReset, Retrying, Switching] {
+            assert_eq!(
+                next(state, Trigger::EffectAfterFailure),
+                Some(ActionRequired)
+            );
+        }
+        // A held switch fires into the same row.
+        assert_eq!(next(Switching, Trigger::Deadline), Some(Switching));
     }
 
     #[test]
@@ -202,9 +249,10 @@ mod tests {
             RouteState::Active,
             RouteState::Retrying,
             RouteState::Switching,
-            RouteState::Completed,
-            RouteState::Cancelled,
         ] {
+            assert_eq!(valid_actions(s), &[Stop], "{s}");
+        }
+        for s in [RouteState::Completed, RouteState::Cancelled] {
             assert!(valid_actions(s).is_empty(), "{s}");
         }
     }

@@ -8,7 +8,7 @@
 pub mod decision;
 pub mod machine;
 
-pub use decision::{DecisionKind, Rejection, RouteOutcome, StopReason};
+pub use decision::{DecisionKind, Rejection, RouteOutcome, StopReason, UnsafeReason};
 pub use machine::Action;
 
 use crate::ids::{Generation, ProfileId, RouteId};
@@ -78,7 +78,21 @@ wire_names! {
     pub enum PendingKind {
         Retry,
         ResetWait,
+        /// A switch to a candidate a shared circuit holds: dispatched when
+        /// the hold ends (the route is `switching` meanwhile).
+        Switch,
     }
+}
+
+/// Where a resumed attempt continues: the provider-native session and the
+/// provider-side generation (turn) it resumes. A dispatch that carries it
+/// tells the caller to resume that session (Claude Code `--resume`, Codex
+/// `exec resume`, ACP `session/load`), not to send the prompt again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Resume {
+    pub provider_session_id: String,
+    pub generation: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,6 +115,11 @@ pub struct Pending {
     /// the policy's (absent when the policy alone set the deadline).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub circuit: Option<crate::circuit::CircuitHold>,
+    /// The attempt resumes the provider session the failed one ran in
+    /// (a provider-supported resumable retry), instead of repeating the
+    /// prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Resume>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +133,14 @@ pub struct LastFailure {
     /// The provider's HTTP error status, when the evidence had one (≥ 400).
     #[serde(default)]
     pub http_status: Option<u16>,
+    /// Why the failure was unsafe to recover from automatically (decision
+    /// `effect_unsafe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsafe_reason: Option<UnsafeReason>,
+    /// A shared circuit held the candidate longer than its policy would
+    /// wait, so the policy's exhausted outcome was applied at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<crate::circuit::CircuitHold>,
 }
 
 /// The authoritative state of a route, as every route endpoint answers it.
@@ -183,6 +210,16 @@ pub struct Attempt {
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
     pub classification: Option<serde_json::Value>,
+    /// Why the decision was `effect_unsafe`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsafe_reason: Option<UnsafeReason>,
+    /// The shared circuit whose hold outlasted the policy's bound, so the
+    /// exhausted outcome was applied at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<crate::circuit::CircuitHold>,
+    /// For a `late_effect` row: the kind of the effect that arrived late.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_effect: Option<String>,
 }
 
 wire_names! {
@@ -200,6 +237,7 @@ impl DispatchReason {
     pub fn after(kind: Option<PendingKind>) -> DispatchReason {
         match kind {
             Some(PendingKind::ResetWait) => DispatchReason::ResetRetry,
+            Some(PendingKind::Switch) => DispatchReason::Switch,
             _ => DispatchReason::Retry,
         }
     }
@@ -246,6 +284,11 @@ pub struct Dispatch {
     pub candidate: CandidateRef,
     pub reason: DispatchReason,
     pub lease_until: Option<DateTime<Utc>>,
+    /// Resume this provider session at this turn instead of sending the
+    /// prompt again: the failed attempt had produced output, and its
+    /// provider can continue it without repeating that work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<Resume>,
 }
 
 /// The browser's readers (`crate::wire_json`), field for field as serde's.
@@ -288,6 +331,17 @@ mod read {
                 code: o.get("code")?,
                 class: o.get("class")?,
                 circuit: o.get("circuit")?,
+                resume: o.get("resume")?,
+            })
+        }
+    }
+
+    impl FromJson for Resume {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Resume {
+                provider_session_id: o.get("provider_session_id")?,
+                generation: o.get("generation")?,
             })
         }
     }
@@ -300,6 +354,8 @@ mod read {
                 class: o.get("class")?,
                 safe_cause: o.get("safe_cause")?,
                 http_status: o.get("http_status")?,
+                unsafe_reason: o.get("unsafe_reason")?,
+                held_by: o.get("held_by")?,
             })
         }
     }
@@ -349,6 +405,9 @@ mod read {
                 outcome: o.get("outcome")?,
                 created_at: o.get("created_at")?,
                 classification: o.get("classification")?,
+                unsafe_reason: o.get("unsafe_reason")?,
+                held_by: o.get("held_by")?,
+                late_effect: o.get("late_effect")?,
             })
         }
     }
@@ -379,7 +438,14 @@ pub mod event_kind {
     /// A deadline came (or a circuit changed) while a shared circuit held
     /// the candidate: the wait moved, the route stayed where it was.
     pub const HELD: &str = "route.held";
-    pub const ALL: [&str; 9] = [
+    /// Output or tool activity of an earlier attempt arrived after its
+    /// failure was recovered from: the successor withdrawn and the route
+    /// stopped, or (delivered already) recorded.
+    pub const LATE_EFFECT: &str = "route.late_effect";
+    /// A dispatch nobody claimed within the dispatch timeout: the route
+    /// stopped for a person.
+    pub const UNCLAIMED: &str = "route.unclaimed";
+    pub const ALL: [&str; 11] = [
         CREATED,
         FAILURE,
         FIRED,
@@ -389,6 +455,8 @@ pub mod event_kind {
         DISPATCH_ACKED,
         AMBIGUOUS,
         HELD,
+        LATE_EFFECT,
+        UNCLAIMED,
     ];
 }
 

@@ -99,6 +99,8 @@ pub struct Setup {
     pub evidence_per_minute: u32,
     /// Routes opened per token and minute (0: no limit).
     pub routes_per_minute: u32,
+    /// `serve --max-hold-wait`, `--dispatch-timeout`.
+    pub route_settings: crate::routes::service::RouteSettings,
     /// See [`AppState::database_dir`].
     pub database_dir: Option<std::path::PathBuf>,
     /// See [`AppState::limits`].
@@ -118,6 +120,10 @@ impl Setup {
             no_auth: defaults.no_auth,
             evidence_per_minute: defaults.evidence_per_minute,
             routes_per_minute: defaults.routes_per_minute,
+            route_settings: crate::routes::service::RouteSettings::from_seconds(
+                defaults.max_hold_wait,
+                defaults.dispatch_timeout,
+            ),
             database_dir: None,
             limits: conn::ConnectionLimits::default(),
         }
@@ -146,7 +152,8 @@ impl AppState {
             catalogue,
             unknown.clone(),
             Arc::new(Signals::new()),
-        );
+        )
+        .with_settings(setup.route_settings);
         AppState {
             profiles,
             routes,

@@ -22,7 +22,7 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        meters::render(&s.metrics, &s.store).await,
+        meters::render(&s.metrics, &s.store, s.clock.pinned_ms()).await,
     )
 }
 

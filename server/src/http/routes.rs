@@ -177,8 +177,22 @@ pub async fn attempts(
 /// Report a failure: an evidence envelope naming the route's generation,
 /// invocation and prompt generation. Answers the classification, the
 /// decision and the route. Stale evidence changes nothing.
+///
+/// **Send a `phase`.** Automatic recovery (retry, reset wait, switch)
+/// needs the envelope's `phase` to place the failure before any result —
+/// `launch`, `session_init` or `prompt` — and no output or tool activity
+/// (reported through `/effects` or as `acp_update` items). A missing
+/// phase, `stream` or `teardown` is `effect_unsafe` and stops the route
+/// for a person; `decision.unsafe_reason` says which rule applied
+/// (`boundary_unknown`, `output_started`, `at_teardown`,
+/// `effects_reported`, `effects_in_evidence`,
+/// `resume_needs_same_candidate`). The one exception is a resumable
+/// failure: `resumable: {"provider_session_id", "generation"}` naming the
+/// provider session the effects were reported under and the provider-side
+/// turn to resume; its retry's dispatch carries `resume`, telling the
+/// caller to resume that session instead of sending the prompt again.
 #[utoipa::path(post, path = "/routes/{id}/failures", tag = "routes", params(("id" = String, Path)),
-    request_body(content = Object, description = "An evidence envelope (see DESIGN.md)"),
+    request_body(content = Object, description = "An evidence envelope: route identity (generation, invocation_id, prompt_generation), phase (launch | session_init | prompt permit automatic recovery; stream, teardown or none stop for a person), agent, provider_id, model_id, occurred_at, resumable, items"),
     responses((status = 200, body = FailureAnswer), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
 pub async fn failures(
     State(s): State<AppState>,
@@ -196,7 +210,11 @@ pub async fn failures(
     Ok(Json(s.routes.report_failure_read(&id, &body, read).await?))
 }
 
-/// Report output or tool activity of the current invocation.
+/// Report output or tool activity of the current invocation. Output of an
+/// earlier invocation whose failure was already being recovered from is a
+/// late effect: while the next attempt is not yet delivered it is
+/// withdrawn and the route stops (`effect_after_failure`); once delivered,
+/// a `late_effect` attempt row records that the work may have run twice.
 #[utoipa::path(post, path = "/routes/{id}/effects", tag = "routes", params(("id" = String, Path)),
     request_body = EffectReport, responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
 pub async fn effects(
@@ -492,6 +510,7 @@ pub async fn advance_clock(
     ));
     let fired = s.routes.fire_due().await?;
     s.routes.stop_ambiguous().await?;
+    s.routes.stop_unclaimed().await?;
     Ok(Json(ClockAnswer {
         now: s.clock.now(),
         fired,

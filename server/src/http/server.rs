@@ -149,6 +149,10 @@ pub async fn serve(
         no_auth: args.no_auth,
         evidence_per_minute: args.evidence_per_minute,
         routes_per_minute: args.routes_per_minute,
+        route_settings: crate::routes::service::RouteSettings::from_seconds(
+            args.max_hold_wait,
+            args.dispatch_timeout,
+        ),
         database_dir: sqlite_dir(&args.database_url),
         limits: super::conn::ConnectionLimits::from_seconds(
             args.header_timeout_seconds,

@@ -1,20 +1,35 @@
 //! The effect-safety gate. Classification alone never authorises replay:
 //! the evidence must name the route's current generation, invocation and
-//! prompt generation, and nothing may suggest the agent already produced
-//! output or touched tools. No setting overrides it.
+//! prompt generation, its `phase` must place the failure before any result
+//! (`launch`, `session_init` or `prompt`), and nothing may suggest the
+//! agent already produced output or touched tools. Silence is not safety:
+//! a report without a phase is unsafe, because nobody can tell where the
+//! failure happened. No setting overrides the gate.
+//!
+//! The one exception is a provider-supported resume: the report names the
+//! provider-native session its effects were reported under and the
+//! provider-side generation (turn) to resume, so the successor continues
+//! that session instead of repeating the prompt
+//! ([`GateVerdict::Resumable`]).
 
-use serde::Serialize;
+use crate::classify::Phase;
+pub use app::route::UnsafeReason;
 
 /// The gate's answer for one failure report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GateVerdict {
-    /// Current and effect-safe: the policy may act.
+    /// Current, before any result and effect-safe: the policy may act.
     Current,
+    /// Current and past the boundary, but the provider can resume the
+    /// very session and turn it failed in: the policy may retry or wait
+    /// on the same candidate, whose successor resumes instead of
+    /// re-sending the prompt; a switch to another candidate is unsafe.
+    Resumable,
     /// Names another generation, invocation or prompt: changes nothing.
     Stale,
-    /// Current, but replay may repeat work: manual recovery.
-    EffectUnsafe,
+    /// Current, but replay may repeat work (or nobody can tell): manual
+    /// recovery, with the reason.
+    EffectUnsafe(UnsafeReason),
 }
 
 /// What the route knows about its current invocation.
@@ -37,11 +52,22 @@ pub struct GateInput<'a> {
     pub prompt_generation: Option<i64>,
     /// `acp_update` items with output or tool activity before the error.
     pub effect_items: usize,
-    /// The failure happened at teardown: the prompt may have completed.
-    pub after_completion: bool,
-    /// A provider-supported resumable retry: session and generation.
+    /// Where in the invocation's life the failure happened, if said.
+    pub phase: Option<Phase>,
+    /// A provider-supported resume: the provider-native session and the
+    /// provider-side generation (turn) it resumes.
     pub resumable_session: Option<&'a str>,
     pub resumable_generation: Option<i64>,
+}
+
+/// Whether a phase places the failure before any result.
+pub fn before_any_result(phase: Option<Phase>) -> Result<(), UnsafeReason> {
+    match phase {
+        Some(Phase::Launch | Phase::SessionInit | Phase::Prompt) => Ok(()),
+        Some(Phase::Stream) => Err(UnsafeReason::OutputStarted),
+        Some(Phase::Teardown) => Err(UnsafeReason::AtTeardown),
+        None => Err(UnsafeReason::BoundaryUnknown),
+    }
 }
 
 impl EffectGate<'_> {
@@ -54,20 +80,31 @@ impl EffectGate<'_> {
         if !current {
             return GateVerdict::Stale;
         }
-        let had_effects =
-            self.reported_effects > 0 || input.effect_items > 0 || input.after_completion;
-        if !had_effects {
-            return GateVerdict::Current;
-        }
-        // Output happened, but the provider can resume the very same
-        // session and generation without replaying it.
-        let resumable = input.resumable_generation == Some(self.generation)
-            && input.resumable_session.is_some()
-            && input.resumable_session == self.provider_session_id;
-        if resumable {
-            GateVerdict::Current
+        // The most concrete evidence first: effects seen, then the phase.
+        let unsafe_reason = if self.reported_effects > 0 {
+            Some(UnsafeReason::EffectsReported)
+        } else if input.effect_items > 0 {
+            Some(UnsafeReason::EffectsInEvidence)
         } else {
-            GateVerdict::EffectUnsafe
+            before_any_result(input.phase).err()
+        };
+        let Some(reason) = unsafe_reason else {
+            return GateVerdict::Current;
+        };
+        // Past the boundary, but the provider can resume the session the
+        // effects were reported under, at a turn it names: the successor
+        // continues it rather than repeating the prompt. Only a session
+        // the adapter reported with its effects counts (a claim made only
+        // in the failure report proves nothing), and a report that knows
+        // neither the phase nor a turn to resume is not a resume.
+        let resumable = input.resumable_generation.is_some()
+            && input.resumable_session.is_some()
+            && input.resumable_session == self.provider_session_id
+            && input.phase.is_some();
+        if resumable {
+            GateVerdict::Resumable
+        } else {
+            GateVerdict::EffectUnsafe(reason)
         }
     }
 }
@@ -92,7 +129,7 @@ mod tests {
             invocation_id: Some("inv"),
             prompt_generation: Some(1),
             effect_items: 0,
-            after_completion: false,
+            phase: Some(Phase::Prompt),
             resumable_session: None,
             resumable_generation: None,
         }
@@ -133,21 +170,40 @@ mod tests {
 
     #[test]
     fn effects_fail_closed() {
-        assert_eq!(gate(1, None).check(&input()), GateVerdict::EffectUnsafe);
+        assert_eq!(
+            gate(1, None).check(&input()),
+            GateVerdict::EffectUnsafe(UnsafeReason::EffectsReported)
+        );
         assert_eq!(
             gate(0, None).check(&GateInput {
                 effect_items: 2,
                 ..input()
             }),
-            GateVerdict::EffectUnsafe
+            GateVerdict::EffectUnsafe(UnsafeReason::EffectsInEvidence)
         );
-        assert_eq!(
-            gate(0, None).check(&GateInput {
-                after_completion: true,
+    }
+
+    #[test]
+    fn only_a_phase_before_any_result_passes() {
+        for phase in [Phase::Launch, Phase::SessionInit, Phase::Prompt] {
+            let i = GateInput {
+                phase: Some(phase),
                 ..input()
-            }),
-            GateVerdict::EffectUnsafe
-        );
+            };
+            assert_eq!(gate(0, None).check(&i), GateVerdict::Current, "{phase:?}");
+        }
+        for (phase, reason) in [
+            (None, UnsafeReason::BoundaryUnknown),
+            (Some(Phase::Stream), UnsafeReason::OutputStarted),
+            (Some(Phase::Teardown), UnsafeReason::AtTeardown),
+        ] {
+            let i = GateInput { phase, ..input() };
+            assert_eq!(
+                gate(0, None).check(&i),
+                GateVerdict::EffectUnsafe(reason),
+                "{phase:?}"
+            );
+        }
     }
 
     #[test]
@@ -160,17 +216,31 @@ mod tests {
         };
         assert_eq!(
             gate(1, Some("sess")).check(&resumable),
-            GateVerdict::Current
+            GateVerdict::Resumable
         );
-        assert_eq!(
-            gate(1, Some("other")).check(&resumable),
-            GateVerdict::EffectUnsafe
-        );
-        assert_eq!(gate(1, None).check(&resumable), GateVerdict::EffectUnsafe);
-        let old = GateInput {
-            resumable_generation: Some(2),
+        // Mid-stream too: resuming is what a stream failure needs.
+        let streaming = GateInput {
+            phase: Some(Phase::Stream),
             ..resumable
         };
-        assert_eq!(gate(1, Some("sess")).check(&old), GateVerdict::EffectUnsafe);
+        assert_eq!(
+            gate(1, Some("sess")).check(&streaming),
+            GateVerdict::Resumable
+        );
+        let unsafe_ = GateVerdict::EffectUnsafe(UnsafeReason::EffectsReported);
+        // Another session than the effects were reported under, or none.
+        assert_eq!(gate(1, Some("other")).check(&resumable), unsafe_);
+        assert_eq!(gate(1, None).check(&resumable), unsafe_);
+        // No turn to resume at, or no phase: not a resume.
+        let no_turn = GateInput {
+            resumable_generation: None,
+            ..resumable
+        };
+        assert_eq!(gate(1, Some("sess")).check(&no_turn), unsafe_);
+        let no_phase = GateInput {
+            phase: None,
+            ..resumable
+        };
+        assert_eq!(gate(1, Some("sess")).check(&no_phase), unsafe_);
     }
 }

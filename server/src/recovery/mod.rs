@@ -1,27 +1,38 @@
 //! Recovery decisions: pure functions from (gate verdict, classification,
-//! candidate policy, per-cycle usage, now) to a [`Decision`], in SPEC.md's
-//! order. No I/O, no clock: the route service supplies `now` and commits
-//! whatever this returns.
+//! candidate policy, per-cycle usage, the candidate's circuit hold, now) to
+//! a [`Decision`], in SPEC.md's order. No I/O, no clock: the route service
+//! supplies `now` and commits whatever this returns.
 //!
 //! Order: reject stale evidence (changes nothing); reject unclassified or
 //! low-confidence, `not_provider` and effect-unsafe failures (manual
-//! recovery); else wait for a validated reset when the class allows it, it
-//! is unused this cycle, and the reset is in the future and within the
-//! maximum (a later one is never shortened); else retry while budget
-//! remains; else the class's `on_exhausted`.
+//! recovery; the [`gate`] says why); else wait for a validated reset when
+//! the class allows it, it is unused this cycle, and the reset is in the
+//! future and within the maximum (a later one is never shortened); else
+//! retry while budget remains; else the class's `on_exhausted`.
 //!
 //! Eligibility is an input too: when a shared circuit holds the candidate
 //! back (`held_until`, from [`crate::circuits::Hold`]), a wait or retry
-//! the policy chose goes no earlier than the circuit allows. The policy
-//! still decides *whether* to wait, retry or skip; the circuit only decides
-//! *when*, so concurrent routes do not stampede the resource.
+//! the policy chose goes no earlier than the circuit allows, so concurrent
+//! routes do not stampede the resource. But the policy bounds every wait:
+//! a route never waits longer than its own policy would let it wait from
+//! this failure — for a reset wait its `max_wait_seconds`, for a retry the
+//! delays of the retries it has left. A hold beyond that bound applies the
+//! exhausted outcome at once (`by_hold`), as a reset beyond the maximum
+//! does (SPEC.md: it "is not shortened; Kandev proceeds to retry or the
+//! exhausted outcome").
+//!
+//! A [`GateVerdict::Resumable`] failure may be retried or waited on (its
+//! successor resumes the same provider session), never switched: another
+//! candidate could only repeat the prompt.
 
 pub mod gate;
 
-pub use gate::{EffectGate, GateInput, GateVerdict};
+pub use gate::{EffectGate, GateInput, GateVerdict, UnsafeReason};
 
 use crate::classify::Confidence;
-use app::policy::{retry_delay_seconds, CandidatePolicy, ErrorClass, OnExhausted, PolicyClass};
+use app::policy::{
+    retry_delay_seconds, CandidatePolicy, ClassPolicy, ErrorClass, OnExhausted, PolicyClass,
+};
 use app::route::DecisionKind;
 use chrono::{DateTime, Duration, Utc};
 
@@ -45,12 +56,16 @@ pub enum Decision {
         deadline: DateTime<Utc>,
     },
     /// Recovery exhausted: exclude the candidate for this cycle and switch.
+    /// `by_hold`: the policy would have waited, but a shared circuit holds
+    /// the candidate longer than the policy lets it wait.
     Skip {
         class: PolicyClass,
+        by_hold: bool,
     },
-    /// Recovery exhausted: stop for a person.
+    /// Recovery exhausted: stop for a person (`by_hold` as for `Skip`).
     Stop {
         class: PolicyClass,
+        by_hold: bool,
     },
 }
 
@@ -73,9 +88,17 @@ impl Decision {
             Decision::Rejected(_) => None,
             Decision::WaitForReset { class, .. }
             | Decision::Retry { class, .. }
-            | Decision::Skip { class }
-            | Decision::Stop { class } => Some(class),
+            | Decision::Skip { class, .. }
+            | Decision::Stop { class, .. } => Some(class),
         }
+    }
+
+    /// Whether a shared circuit's hold, beyond the policy's bound, decided.
+    pub fn by_hold(&self) -> bool {
+        matches!(
+            self,
+            Decision::Skip { by_hold: true, .. } | Decision::Stop { by_hold: true, .. }
+        )
     }
 }
 
@@ -106,25 +129,71 @@ pub fn evaluate(
     held_until: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
 ) -> Decision {
-    match decide(gate, failure, policy, usage, now) {
-        Decision::WaitForReset { class, deadline } => Decision::WaitForReset {
-            class,
-            deadline: deadline.max(held_until.unwrap_or(deadline)),
-        },
+    let decision = match decide(gate, failure, policy, usage, now) {
+        Decision::WaitForReset { class, deadline } => {
+            let p = policy.class(class);
+            let bound = now + Duration::seconds(p.wait_for_reset.max_wait_seconds as i64);
+            match held_until {
+                Some(held) if held > bound => exhausted(p, class, true),
+                held => Decision::WaitForReset {
+                    class,
+                    deadline: deadline.max(held.unwrap_or(deadline)),
+                },
+            }
+        }
         Decision::Retry {
             class,
             ordinal,
             max_retries,
             delay_seconds,
             deadline,
-        } => Decision::Retry {
-            class,
-            ordinal,
-            max_retries,
-            delay_seconds,
-            deadline: deadline.max(held_until.unwrap_or(deadline)),
-        },
+        } => {
+            let p = policy.class(class);
+            let bound = now + Duration::seconds(retries_left_seconds(p, ordinal) as i64);
+            match held_until {
+                Some(held) if held > bound => exhausted(p, class, true),
+                held => Decision::Retry {
+                    class,
+                    ordinal,
+                    max_retries,
+                    delay_seconds,
+                    deadline: deadline.max(held.unwrap_or(deadline)),
+                },
+            }
+        }
         other => other,
+    };
+    match decision {
+        // Another candidate cannot resume this provider's session.
+        Decision::Skip { .. } if gate == GateVerdict::Resumable => {
+            Decision::Rejected(Rejection::EffectUnsafe)
+        }
+        other => other,
+    }
+}
+
+/// Why an `effect_unsafe` decision was made under `gate`.
+pub fn unsafe_reason(gate: GateVerdict, decision: &Decision) -> Option<UnsafeReason> {
+    match (gate, decision) {
+        (_, d) if *d != Decision::Rejected(Rejection::EffectUnsafe) => None,
+        (GateVerdict::EffectUnsafe(reason), _) => Some(reason),
+        (GateVerdict::Resumable, _) => Some(UnsafeReason::ResumeNeedsSameCandidate),
+        _ => None,
+    }
+}
+
+/// The longest the policy lets a route wait for retries from retry
+/// `ordinal` on: the delays of every retry it has left, each capped.
+fn retries_left_seconds(p: &ClassPolicy, ordinal: u32) -> u64 {
+    (ordinal..=p.retry.max_retries.max(ordinal))
+        .map(|n| retry_delay_seconds(p.retry.initial_interval_seconds, n))
+        .fold(0, u64::saturating_add)
+}
+
+fn exhausted(p: &ClassPolicy, class: PolicyClass, by_hold: bool) -> Decision {
+    match p.on_exhausted {
+        OnExhausted::Skip => Decision::Skip { class, by_hold },
+        OnExhausted::Stop => Decision::Stop { class, by_hold },
     }
 }
 
@@ -148,7 +217,7 @@ fn decide(
         ErrorClass::Transient => PolicyClass::Transient,
         ErrorClass::Hard => PolicyClass::Hard,
     };
-    if gate == GateVerdict::EffectUnsafe {
+    if matches!(gate, GateVerdict::EffectUnsafe(_)) {
         return Decision::Rejected(Rejection::EffectUnsafe);
     }
     let p = policy.class(class);
@@ -179,10 +248,7 @@ fn decide(
         };
     }
 
-    match p.on_exhausted {
-        OnExhausted::Skip => Decision::Skip { class },
-        OnExhausted::Stop => Decision::Stop { class },
-    }
+    exhausted(p, class, false)
 }
 
 #[cfg(test)]
@@ -269,7 +335,8 @@ mod tests {
         assert_eq!(
             last,
             Decision::Skip {
-                class: PolicyClass::Transient
+                class: PolicyClass::Transient,
+                by_hold: false
             }
         );
     }
@@ -293,7 +360,8 @@ mod tests {
         assert_eq!(
             evaluate(GateVerdict::Current, &f, &p, used, None, now()),
             Decision::Stop {
-                class: PolicyClass::Hard
+                class: PolicyClass::Hard,
+                by_hold: false
             }
         );
     }
@@ -334,7 +402,8 @@ mod tests {
         assert_eq!(
             d,
             Decision::Skip {
-                class: PolicyClass::Hard
+                class: PolicyClass::Hard,
+                by_hold: false
             }
         );
     }
@@ -386,7 +455,7 @@ mod tests {
         );
         assert_eq!(
             evaluate(
-                GateVerdict::EffectUnsafe,
+                GateVerdict::EffectUnsafe(UnsafeReason::BoundaryUnknown),
                 &t,
                 &p,
                 Usage::default(),
@@ -410,14 +479,16 @@ mod tests {
         assert_eq!(
             d,
             Decision::Stop {
-                class: PolicyClass::Hard
+                class: PolicyClass::Hard,
+                by_hold: false
             }
         );
     }
 
     #[test]
-    fn a_held_candidate_waits_for_its_circuit_but_the_policy_still_chooses() {
-        let held = Some(now() + Duration::seconds(900));
+    fn a_held_candidate_waits_for_its_circuit_within_the_policys_bound() {
+        // 3 retries from 5 s: the policy lets this failure wait 5 + 10 + 20 s.
+        let held = Some(now() + Duration::seconds(35));
         let retry = evaluate(
             GateVerdict::Current,
             &failure(ErrorClass::Transient, None),
@@ -430,6 +501,8 @@ mod tests {
             matches!(retry, Decision::Retry { ordinal: 1, delay_seconds: 5, deadline, .. } if Some(deadline) == held),
             "{retry:?}"
         );
+        // A reset wait of up to 300 s waits for a hold that ends sooner.
+        let held = Some(now() + Duration::seconds(240));
         let wait = evaluate(
             GateVerdict::Current,
             &failure(ErrorClass::Hard, Some(60)),
@@ -460,14 +533,113 @@ mod tests {
             &failure(ErrorClass::Transient, None),
             &policy(0, 0, 0, OnExhausted::Skip),
             Usage::default(),
-            held,
+            Some(now() + Duration::seconds(900)),
             now(),
         );
         assert_eq!(
             skip,
             Decision::Skip {
-                class: PolicyClass::Transient
+                class: PolicyClass::Transient,
+                by_hold: false
             }
+        );
+    }
+
+    #[test]
+    fn a_hold_beyond_the_policys_bound_applies_the_exhausted_outcome_at_once() {
+        // "3 retries from 5 s, then skip" and a 6-hour circuit: skip now.
+        let six_hours = Some(now() + Duration::hours(6));
+        let d = evaluate(
+            GateVerdict::Current,
+            &failure(ErrorClass::Transient, None),
+            &policy(3, 5, 0, OnExhausted::Skip),
+            Usage::default(),
+            six_hours,
+            now(),
+        );
+        assert_eq!(
+            d,
+            Decision::Skip {
+                class: PolicyClass::Transient,
+                by_hold: true
+            }
+        );
+        assert!(d.by_hold());
+        // The last retry left (20 s) bounds the wait from there.
+        let last = evaluate(
+            GateVerdict::Current,
+            &failure(ErrorClass::Transient, None),
+            &policy(3, 5, 0, OnExhausted::Stop),
+            Usage {
+                retries_used: 2,
+                reset_used: false,
+            },
+            Some(now() + Duration::seconds(21)),
+            now(),
+        );
+        assert_eq!(
+            last,
+            Decision::Stop {
+                class: PolicyClass::Transient,
+                by_hold: true
+            }
+        );
+        // A reset wait of at most 300 s does not wait for a 6-hour hold.
+        let wait = evaluate(
+            GateVerdict::Current,
+            &failure(ErrorClass::Hard, Some(60)),
+            &policy(0, 0, 300, OnExhausted::Stop),
+            Usage::default(),
+            six_hours,
+            now(),
+        );
+        assert_eq!(
+            wait,
+            Decision::Stop {
+                class: PolicyClass::Hard,
+                by_hold: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_resumable_failure_retries_the_same_candidate_but_never_switches() {
+        let f = failure(ErrorClass::Transient, None);
+        let retry = evaluate(
+            GateVerdict::Resumable,
+            &f,
+            &policy(2, 5, 0, OnExhausted::Skip),
+            Usage::default(),
+            None,
+            now(),
+        );
+        assert!(matches!(retry, Decision::Retry { .. }), "{retry:?}");
+        assert_eq!(unsafe_reason(GateVerdict::Resumable, &retry), None);
+        let skip = evaluate(
+            GateVerdict::Resumable,
+            &f,
+            &policy(0, 0, 0, OnExhausted::Skip),
+            Usage::default(),
+            None,
+            now(),
+        );
+        assert_eq!(skip, Decision::Rejected(Rejection::EffectUnsafe));
+        assert_eq!(
+            unsafe_reason(GateVerdict::Resumable, &skip),
+            Some(UnsafeReason::ResumeNeedsSameCandidate)
+        );
+        let gate = GateVerdict::EffectUnsafe(UnsafeReason::OutputStarted);
+        let stopped = evaluate(
+            gate,
+            &f,
+            &policy(2, 5, 0, OnExhausted::Skip),
+            Usage::default(),
+            None,
+            now(),
+        );
+        assert_eq!(
+            unsafe_reason(gate, &stopped),
+            Some(UnsafeReason::OutputStarted)
         );
     }
 }

@@ -152,10 +152,49 @@ impl Routes {
     /// fence ([`Commit::expire_dispatch`]) never after an acknowledgement.
     pub async fn stop_ambiguous(&self) -> Result<usize> {
         let claimed = self.store.expired_dispatches(self.pinned_ms()).await?;
+        // Fenced on the dispatch too: an acknowledgement that commits
+        // after the expiry was read wins, and the route goes on.
+        self.stop_for(claimed, DispatchStop::Ambiguous).await
+    }
+
+    /// A dispatch nobody claimed within the deployment's dispatch timeout
+    /// means no caller is picking the route's work up: the route stops for
+    /// a person (`dispatch_not_claimed`) rather than sit in `retrying` or
+    /// `switching` for ever. The dispatch is withdrawn with its generation,
+    /// fenced on its still being pending: a claim that commits after the
+    /// check was read wins, and the route goes on. Answers how many routes
+    /// stopped.
+    pub async fn stop_unclaimed(&self) -> Result<usize> {
+        let Some(timeout) = self.settings.dispatch_timeout else {
+            return Ok(0);
+        };
+        let unclaimed = self
+            .store
+            .unclaimed_dispatches(self.pinned_ms(), timeout.num_milliseconds())
+            .await?;
+        self.stop_for(unclaimed, DispatchStop::Unclaimed).await
+    }
+
+    /// Stops the route of each dispatch for `why`, if the route is still at
+    /// the dispatch's generation in a state the table lets it stop from;
+    /// answers how many stopped.
+    async fn stop_for(&self, dispatches: Vec<DispatchRow>, why: DispatchStop) -> Result<usize> {
+        let (trigger, reason, kind) = match why {
+            DispatchStop::Ambiguous => (
+                Trigger::AmbiguousDispatch,
+                StopReason::AmbiguousDispatch,
+                event_kind::AMBIGUOUS,
+            ),
+            DispatchStop::Unclaimed => (
+                Trigger::DispatchNotClaimed,
+                StopReason::DispatchNotClaimed,
+                event_kind::UNCLAIMED,
+            ),
+        };
         let mut stopped = 0;
-        for d in claimed {
+        for d in dispatches {
             let route = self.load(&RouteId(d.route_id.clone())).await?;
-            let Some(state) = machine::next(route.state, Trigger::AmbiguousDispatch)
+            let Some(state) = machine::next(route.state, trigger)
                 .filter(|_| route.generation == Generation(d.generation))
             else {
                 continue;
@@ -163,17 +202,19 @@ impl Routes {
             let mut next = route.clone();
             next.state = state;
             next.generation = next.generation.next();
-            next.reason = Some(StopReason::AmbiguousDispatch);
-            // Fenced on the dispatch too: an acknowledgement that commits
-            // after the expiry was read wins, and the route goes on.
-            let commit = Commit {
-                expire_dispatch: Some(d.id.clone()),
-                ..Commit::default()
+            next.pending = None;
+            next.reason = Some(reason.clone());
+            let commit = match why {
+                DispatchStop::Ambiguous => Commit {
+                    expire_dispatch: Some(d.id.clone()),
+                    ..Commit::default()
+                },
+                DispatchStop::Unclaimed => Commit {
+                    withdraw_unclaimed: Some(d.id.clone()),
+                    ..Commit::default()
+                },
             };
-            match self
-                .apply_fenced(&route, next, commit, event_kind::AMBIGUOUS)
-                .await
-            {
+            match self.apply_fenced(&route, next, commit, kind).await {
                 Ok(_) => stopped += 1,
                 Err(RouteError::Stale(_)) => {}
                 Err(e) => return Err(e),
@@ -181,4 +222,13 @@ impl Routes {
         }
         Ok(stopped)
     }
+}
+
+/// Why a dispatch stops its route.
+#[derive(Debug, Clone, Copy)]
+enum DispatchStop {
+    /// Claimed, and its lease ran out unacknowledged.
+    Ambiguous,
+    /// Never claimed within the dispatch timeout.
+    Unclaimed,
 }

@@ -9,7 +9,7 @@ use app::policy::PolicyClass;
 use app::profile::Candidate;
 use app::route::{
     Attempt, Caller, CallerKind, CandidateRef, Dispatch, DispatchReason, DispatchState,
-    LastFailure, Pending, RouteSnapshot, RouteState, StopReason,
+    LastFailure, Pending, Resume, RouteSnapshot, RouteState, StopReason,
 };
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,26 @@ impl Memory {
             retries_used: self.retries.get(&key).copied().unwrap_or(0),
             reset_used: self.reset_used.contains(&key),
         }
+    }
+}
+
+/// What an attempt row says beyond its columns, kept as one JSON column
+/// (`attempts.detail`): why a decision was unsafe, the circuit whose hold
+/// decided, the kind of a late effect. Absent on rows stored before it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AttemptDetail {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsafe_reason: Option<app::route::UnsafeReason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<app::circuit::CircuitHold>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_effect: Option<String>,
+}
+
+impl AttemptDetail {
+    /// The column's text: `None` when there is nothing to say.
+    pub fn to_column(&self) -> Option<String> {
+        (*self != AttemptDetail::default()).then(|| json(self))
     }
 }
 
@@ -237,7 +257,17 @@ impl Route {
             created_at: now.timestamp_millis(),
             claimed_at: None,
             acked_at: None,
+            resume: None,
         }
+    }
+}
+
+impl DispatchRow {
+    /// The dispatch tells its caller to resume `resume`'s provider session
+    /// rather than send the prompt again.
+    pub fn resuming(mut self, resume: Option<&Resume>) -> DispatchRow {
+        self.resume = resume.map(json);
+        self
     }
 }
 
@@ -269,11 +299,22 @@ pub fn dispatch_to_wire(d: &DispatchRow) -> Result<Dispatch, String> {
         candidate: candidate_ref(d.candidate_index, &d.candidate_id, &d.candidate_label),
         reason: named("dispatch reason", &d.id, &d.reason)?,
         lease_until: d.lease_until.map(from_ms),
+        resume: d
+            .resume
+            .as_deref()
+            .map(|r| parse(&format!("resume of dispatch {}", d.id), r))
+            .transpose()?,
     })
 }
 
 pub fn attempt_to_wire(a: &AttemptRow) -> Result<Attempt, String> {
     let id = format!("attempt {} of route {}", a.seq, a.route_id);
+    let detail: AttemptDetail = a
+        .detail
+        .as_deref()
+        .map(|d| parse(&format!("detail of {id}"), d))
+        .transpose()?
+        .unwrap_or_default();
     Ok(Attempt {
         seq: a.seq,
         generation: Generation(a.generation),
@@ -299,5 +340,8 @@ pub fn attempt_to_wire(a: &AttemptRow) -> Result<Attempt, String> {
             .map(serde_json::from_str)
             .transpose()
             .map_err(|e| format!("stored classification of {id} is corrupt: {e}"))?,
+        unsafe_reason: detail.unsafe_reason,
+        held_by: detail.held_by,
+        late_effect: detail.late_effect,
     })
 }

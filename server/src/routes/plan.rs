@@ -36,7 +36,7 @@
 
 use super::error::RouteError;
 use super::machine::{self, Outcome, Trigger};
-use super::model::{new_id, Memory, Route};
+use super::model::{new_id, AttemptDetail, Memory, Route};
 use super::wire::{DecisionView, EffectReport};
 use crate::circuits::{self, CircuitSet, Hold, Resource};
 use crate::classify::Classification;
@@ -46,11 +46,11 @@ use app::circuit::CircuitHold;
 use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
 use app::profile::{Candidate, Profile};
 use app::route::{
-    event_kind, Action, DispatchReason, LastFailure, Pending, PendingKind, RouteOutcome,
-    RouteState, ScheduleState, StopReason,
+    event_kind, Action, DecisionKind, DispatchReason, LastFailure, Pending, PendingKind, Resume,
+    RouteOutcome, RouteState, ScheduleState, StopReason,
 };
 use app::words::safe_cause;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 /// What [`decide`] answers: the decision, the candidate's policy it was
 /// made under (`None` when the profile no longer has the candidate or
@@ -58,6 +58,9 @@ use chrono::{DateTime, Utc};
 /// this failure.
 pub struct Decided {
     pub decision: Decision,
+    /// The gate's verdict the decision was made under (it says why a
+    /// failure was unsafe, and whether the successor resumes).
+    pub gate: GateVerdict,
     pub policy: Option<CandidatePolicy>,
     pub hold: Hold,
 }
@@ -86,14 +89,29 @@ pub fn decide(
         // candidate only changes what a provider failure does: it
         // authorises nothing (stop).
         let any_policy = CandidatePolicy::default();
-        let decision = match evaluate(gate, &failure, &any_policy, Usage::default(), None, now) {
+        // Only the rejections are read here; the placeholder policy's
+        // skip must not turn a resumable failure into an unsafe one.
+        let rejecting = match gate {
+            GateVerdict::Resumable => GateVerdict::Current,
+            other => other,
+        };
+        let decision = match evaluate(
+            rejecting,
+            &failure,
+            &any_policy,
+            Usage::default(),
+            None,
+            now,
+        ) {
             rejected @ Decision::Rejected(_) => rejected,
             _ => Decision::Stop {
                 class: PolicyClass::Transient,
+                by_hold: false,
             },
         };
         return Decided {
             decision,
+            gate,
             policy: None,
             hold: Hold::Free { probes: vec![] },
         };
@@ -119,6 +137,7 @@ pub fn decide(
         .unwrap_or_default();
     Decided {
         decision: evaluate(gate, &failure, &candidate.policy, usage, hold.until(), now),
+        gate,
         policy: Some(candidate.policy),
         hold,
     }
@@ -149,6 +168,11 @@ pub struct FailureFacts<'a> {
     pub http_status: Option<u16>,
     /// The profile, when it could be read (a skip switches within it).
     pub profile: Option<&'a Profile>,
+    /// How long a switch may wait for a held candidate's circuit.
+    pub max_hold_wait: Duration,
+    /// The provider session and turn the report says a retry can resume
+    /// (used when the gate found the failure resumable).
+    pub resume: Option<Resume>,
     pub now: DateTime<Utc>,
 }
 
@@ -156,24 +180,38 @@ pub struct FailureFacts<'a> {
 pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     let FailureFacts {
         route,
-        decided: Decided {
-            decision,
-            policy,
-            hold,
-        },
+        decided:
+            Decided {
+                decision,
+                gate,
+                policy,
+                hold,
+            },
         circuits,
         classification,
         http_status,
         profile,
+        max_hold_wait,
+        resume,
         now,
     } = f;
+    // Only a resumable failure's same-candidate attempt resumes.
+    let resume = resume.filter(|_| gate == GateVerdict::Resumable);
     let mut next = route.clone();
     next.generation = next.generation.next();
+    let unsafe_reason = crate::recovery::unsafe_reason(gate, &decision);
+    // The hold that outlasted the policy's bound, when it decided.
+    let held_by_hold = decision
+        .by_hold()
+        .then(|| hold.until().and_then(|until| held_by(&hold, until)))
+        .flatten();
     next.last_failure = Some(LastFailure {
         code: classification.code.clone(),
         class: classification.class,
         safe_cause: safe_cause(&classification.code),
         http_status,
+        unsafe_reason,
+        held_by: held_by_hold.clone(),
     });
     let mut commit = Commit::default();
     let class_policy = |class: PolicyClass| policy.map(|p| *p.class(class));
@@ -189,7 +227,16 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
             let p = class_policy(class).unwrap_or_default();
             let kind = PendingKind::ResetWait;
             let held = held_by(&hold, deadline);
-            next.pending = Some(pending(kind, deadline, 0, &p, classification, held.clone()));
+            next.pending = Some(pending(
+                kind,
+                deadline,
+                0,
+                &p,
+                &classification.code,
+                classification.class,
+                held.clone(),
+            ));
+            set_resume(&mut next, resume.clone());
             commit.schedule = Some(schedule(&next, kind, deadline, held.as_ref(), now));
             Outcome::WaitForReset
         }
@@ -210,22 +257,50 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
                 deadline,
                 ordinal,
                 &p,
-                classification,
+                &classification.code,
+                classification.class,
                 held.clone(),
             ));
+            set_resume(&mut next, resume.clone());
             commit.schedule = Some(schedule(&next, kind, deadline, held.as_ref(), now));
             Outcome::Retry
         }
-        Decision::Skip { .. } => match profile.and_then(|p| switch(&mut next, p, circuits, now)) {
-            Some(d) => {
-                commit.dispatch = Some(d);
-                Outcome::Switch
+        Decision::Skip { class, .. } => {
+            let switched = profile.map(|p| switch(&mut next, p, circuits, max_hold_wait, now));
+            // What follows a failure of the candidate switched to is its
+            // own policy for this class.
+            let p = profile
+                .and_then(|p| p.candidates.get(next.candidate.index))
+                .map(|c| *c.policy.class(class))
+                .unwrap_or_default();
+            match switched.unwrap_or(Switch::NoneLeft) {
+                Switch::Now(d) => {
+                    commit.dispatch = Some(*d);
+                    Outcome::Switch
+                }
+                Switch::Held(wait) => {
+                    commit.schedule = Some(wait.apply(
+                        &mut next,
+                        &p,
+                        &classification.code,
+                        classification.class,
+                        now,
+                    ));
+                    Outcome::Switch
+                }
+                Switch::NoneLeft => {
+                    next.reason = Some(StopReason::NoEligibleCandidate);
+                    Outcome::ManualRecovery
+                }
+                Switch::AllHeld(first) => {
+                    next.reason = Some(StopReason::AllCandidatesHeld);
+                    if let Some(f) = next.last_failure.as_mut() {
+                        f.held_by = first;
+                    }
+                    Outcome::ManualRecovery
+                }
             }
-            None => {
-                next.reason = Some(StopReason::NoEligibleCandidate);
-                Outcome::ManualRecovery
-            }
-        },
+        }
         Decision::Stop { .. } => {
             // Without a policy the profile could not authorise the work;
             // a person must be told whether to restore the candidate or
@@ -241,7 +316,7 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     };
     next.state = machine::next(route.state, Trigger::Failure(outcome))
         .expect("failing states accept failures");
-    if !next.state.is_waiting() {
+    if commit.schedule.is_none() {
         next.pending = None;
     }
     if next.state != RouteState::ActionRequired {
@@ -249,6 +324,13 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
     }
     let mut view = decision_view(&decision);
     view.outcome = outcome_of(&next);
+    view.unsafe_reason = unsafe_reason;
+    view.held_by = held_by_hold.clone();
+    let detail = AttemptDetail {
+        unsafe_reason,
+        held_by: held_by_hold,
+        late_effect: None,
+    };
     commit.attempt = Some(AttemptRow {
         route_id: route.id.to_string(),
         seq: 0,
@@ -278,11 +360,19 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
         classification: Some(
             serde_json::to_string(classification).expect("classifications serialise"),
         ),
+        detail: detail.to_column(),
     });
     FailurePlan {
         route: next,
         commit,
         decision: view,
+    }
+}
+
+/// The pending attempt resumes `resume`'s session (see [`Resume`]).
+fn set_resume(route: &mut Route, resume: Option<Resume>) {
+    if let Some(p) = route.pending.as_mut() {
+        p.resume = resume;
     }
 }
 
@@ -297,30 +387,99 @@ pub fn stale(route: &Route) -> DecisionView {
     view
 }
 
-/// The route after an effect report, or `None` when the report is about
-/// an invocation the route has left behind (nothing changes). An effect of
-/// the current invocation is counted (and its provider session kept for a
-/// resumable retry); one that arrives after that invocation failed and is
-/// waiting to be retried came out of order: replay is no longer safe, so
-/// the route stops for a person.
-pub fn effect(route: &Route, report: &EffectReport) -> Option<Route> {
-    let same_invocation = report.invocation_id == route.invocation_id
-        && report.prompt_generation == route.prompt_generation;
-    let mut next = route.clone();
-    if same_invocation && report.generation == route.generation {
+/// What an effect report does.
+#[derive(Debug, Clone)]
+pub enum EffectPlan {
+    /// Nothing: about an invocation the route never recovered from
+    /// automatically (or never saw).
+    Nothing,
+    /// An effect of the current invocation: counted (and its provider
+    /// session kept for a resume).
+    Counted(Box<Route>),
+    /// A late effect: the invocation it belongs to had failed and its
+    /// failure was already being recovered from automatically. Either the
+    /// successor is not yet delivered — it is withdrawn and the route stops
+    /// for a person — or it was, and the route records that the work may
+    /// have run twice. Either way an attempt row says so.
+    Late {
+        route: Box<Route>,
+        commit: Box<Commit>,
+    },
+}
+
+/// The plan for `report`. `failed`: this route's attempt for the
+/// invocation the report names, when there is one (the newest);
+/// `successor_outstanding`: the route's next attempt is scheduled or
+/// dispatched but not yet delivered (pending, or claimed and not
+/// acknowledged).
+pub fn effect(
+    route: &Route,
+    report: &EffectReport,
+    failed: Option<&AttemptRow>,
+    successor_outstanding: bool,
+    now: DateTime<Utc>,
+) -> EffectPlan {
+    let current = report.invocation_id == route.invocation_id
+        && report.prompt_generation == route.prompt_generation
+        && report.generation == route.generation;
+    if current {
+        let mut next = route.clone();
         next.effects += 1;
         if let Some(s) = &report.provider_session_id {
             next.provider_session_id = Some(s.chars().take(200).collect());
         }
-        Some(next)
-    } else if same_invocation && report.generation < route.generation && route.state.is_waiting() {
+        return EffectPlan::Counted(Box::new(next));
+    }
+    // Only a failure that authorised automatic work can be undone by a
+    // late effect; a stop or a rejection already waits for a person.
+    let recovered = failed.filter(|a| {
+        a.invocation_id == report.invocation_id
+            && a.generation <= route.generation.get()
+            && matches!(
+                a.decision.parse(),
+                Ok(DecisionKind::Retry | DecisionKind::WaitForReset | DecisionKind::Skip)
+            )
+    });
+    let Some(failed) = recovered else {
+        return EffectPlan::Nothing;
+    };
+    let mut next = route.clone();
+    let stop = successor_outstanding
+        .then(|| machine::next(route.state, Trigger::EffectAfterFailure))
+        .flatten();
+    if let Some(state) = stop {
         next.generation = next.generation.next();
-        next.state = RouteState::ActionRequired;
+        next.state = state;
         next.pending = None;
         next.reason = Some(StopReason::EffectAfterFailure);
-        Some(next)
-    } else {
-        None
+    }
+    let attempt = AttemptRow {
+        route_id: route.id.to_string(),
+        seq: 0,
+        generation: route.generation.get(),
+        cycle: route.cycle,
+        decision: DecisionKind::LateEffect.to_string(),
+        safe_excerpt: String::new(),
+        http_status: None,
+        policy: "null".into(),
+        retry_ordinal: 0,
+        deadline: None,
+        outcome: outcome_of(&next).to_string(),
+        created_at: now.timestamp_millis(),
+        classification: None,
+        detail: AttemptDetail {
+            late_effect: Some(report.kind.clone()),
+            ..AttemptDetail::default()
+        }
+        .to_column(),
+        ..failed.clone()
+    };
+    EffectPlan::Late {
+        route: Box::new(next),
+        commit: Box::new(Commit {
+            attempt: Some(attempt),
+            ..Commit::default()
+        }),
     }
 }
 
@@ -360,6 +519,7 @@ pub fn action(
     state: RouteState,
     profile: Option<&Profile>,
     circuits: &mut CircuitSet,
+    max_hold_wait: Duration,
     now: DateTime<Utc>,
 ) -> Result<(Route, Commit), RouteError> {
     let mut next = route.clone();
@@ -386,17 +546,42 @@ pub fn action(
                 next.new_invocation();
             }
             let reason = DispatchReason::after(route.pending.as_ref().map(|p| p.kind));
-            commit.dispatch = Some(next.dispatch(reason, now));
+            // A retry now of a resumable wait resumes too; a restart from
+            // a stop is a person's fresh start.
+            let resume = route.pending.as_ref().and_then(|p| p.resume.as_ref());
+            commit.dispatch = Some(next.dispatch(reason, now).resuming(resume));
         }
         Action::SkipNow => {
             if restarting {
                 next.new_cycle();
             }
-            match profile.and_then(|p| switch(&mut next, p, circuits, now)) {
-                Some(d) => commit.dispatch = Some(d),
-                None => {
+            let switched = profile.map(|p| switch(&mut next, p, circuits, max_hold_wait, now));
+            match switched.unwrap_or(Switch::NoneLeft) {
+                Switch::Now(d) => commit.dispatch = Some(*d),
+                Switch::Held(wait) => {
+                    // What follows a failure there is that candidate's
+                    // policy for the class that failed last.
+                    let (code, class) = route
+                        .last_failure
+                        .as_ref()
+                        .map(|f| (f.code.clone(), f.class))
+                        .unwrap_or_else(|| (String::new(), app::policy::ErrorClass::Transient));
+                    let p = profile
+                        .and_then(|p| p.candidates.get(next.candidate.index))
+                        .and_then(|c| class.policy_class().map(|pc| *c.policy.class(pc)))
+                        .unwrap_or_default();
+                    commit.schedule = Some(wait.apply(&mut next, &p, &code, class, now));
+                }
+                Switch::NoneLeft => {
                     next.state = RouteState::ActionRequired;
                     next.reason = Some(StopReason::NoEligibleCandidate);
+                }
+                Switch::AllHeld(first) => {
+                    next.state = RouteState::ActionRequired;
+                    next.reason = Some(StopReason::AllCandidatesHeld);
+                    if let Some(f) = next.last_failure.as_mut() {
+                        f.held_by = first;
+                    }
                 }
             }
         }
@@ -406,54 +591,159 @@ pub fn action(
     Ok((next, commit))
 }
 
+/// Where a switch goes.
+#[derive(Debug, Clone)]
+pub enum Switch {
+    /// To the next eligible candidate, now: its dispatch.
+    Now(Box<DispatchRow>),
+    /// Every remaining candidate is held by a shared circuit: the route
+    /// is on the one whose hold ends first, waiting for it.
+    Held(HeldSwitch),
+    /// No candidate is left in this route cycle.
+    NoneLeft,
+    /// Every remaining candidate is held longer than the deployment waits
+    /// (the hold that ends first, to name it).
+    AllHeld(Option<CircuitHold>),
+}
+
+/// A switch waiting for its candidate's circuit (SPEC.md's `switching`
+/// row, its dispatch deferred to the hold's end: held is not gone).
+#[derive(Debug, Clone)]
+pub struct HeldSwitch {
+    pub until: DateTime<Utc>,
+    pub hold: Option<CircuitHold>,
+}
+
+impl HeldSwitch {
+    /// Sets the route's pending wait (the policy `p` says what follows)
+    /// and answers the schedule that fires the switch at the hold's end.
+    pub fn apply(
+        self,
+        route: &mut Route,
+        p: &ClassPolicy,
+        code: &str,
+        class: app::policy::ErrorClass,
+        now: DateTime<Utc>,
+    ) -> ScheduleRow {
+        let kind = PendingKind::Switch;
+        route.pending = Some(pending(
+            kind,
+            self.until,
+            0,
+            p,
+            code,
+            class,
+            self.hold.clone(),
+        ));
+        schedule(route, kind, self.until, self.hold.as_ref(), now)
+    }
+}
+
 /// Excludes the current candidate and moves to the next eligible one —
 /// not excluded this cycle and not held by a circuit (passed over, not
 /// excluded: it may be chosen again once its circuit lets it). The switch
-/// takes the probes of the circuits it is the first to try. Answers the
-/// switch dispatch, or `None` when no candidate is left.
+/// takes the probes of the circuits it is the first to try. When every
+/// remaining candidate is held, the route moves to the one whose hold
+/// ends first and waits for it, if that is within `max_hold_wait`.
 pub fn switch(
     route: &mut Route,
     profile: &Profile,
     circuits: &mut CircuitSet,
+    max_hold_wait: Duration,
     now: DateTime<Utc>,
-) -> Option<DispatchRow> {
+) -> Switch {
     if !route.memory.excluded.contains(&route.candidate.id) {
         route.memory.excluded.push(route.candidate.id.clone());
     }
+    let holds: Vec<(usize, Hold)> = profile
+        .candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !route.memory.excluded.contains(&c.id))
+        .map(|(i, c)| (i, circuits.hold(Resource::from(c), route.id.as_str(), now)))
+        .collect();
     let mut passed_over = route.memory.excluded.clone();
     passed_over.extend(
-        profile
-            .candidates
+        holds
             .iter()
-            .filter(|c| {
-                !circuits
-                    .hold(Resource::from(*c), route.id.as_str(), now)
-                    .is_free()
-            })
-            .map(|c| c.id.clone()),
+            .filter(|(_, h)| !h.is_free())
+            .map(|(i, _)| profile.candidates[*i].id.clone()),
     );
-    let (index, candidate) = profile.next_eligible(&route.candidate.id, &passed_over)?;
-    circuits.dispatch(Resource::from(candidate), route.id.as_str(), now);
-    route.move_to(index, candidate);
-    Some(route.dispatch(DispatchReason::Switch, now))
+    if let Some((index, candidate)) = profile.next_eligible(&route.candidate.id, &passed_over) {
+        circuits.dispatch(Resource::from(candidate), route.id.as_str(), now);
+        route.move_to(index, candidate);
+        return Switch::Now(Box::new(route.dispatch(DispatchReason::Switch, now)));
+    }
+    match first_to_end(&holds) {
+        None => Switch::NoneLeft,
+        Some((_, until, hold)) if until - now > max_hold_wait => {
+            Switch::AllHeld(held_by(hold, until))
+        }
+        Some((index, until, hold)) => {
+            route.move_to(index, &profile.candidates[index]);
+            Switch::Held(HeldSwitch {
+                until,
+                hold: held_by(hold, until),
+            })
+        }
+    }
+}
+
+/// The held candidate whose hold ends first (the earliest in profile
+/// order among equals).
+fn first_to_end(holds: &[(usize, Hold)]) -> Option<(usize, DateTime<Utc>, &Hold)> {
+    holds
+        .iter()
+        .filter_map(|(i, h)| h.until().map(|until| (*i, until, h)))
+        .min_by_key(|(i, until, _)| (*until, *i))
+}
+
+/// Where a new route starts.
+#[derive(Debug, Clone)]
+pub enum Start {
+    /// On this candidate, at once (the first its circuits let it try).
+    Now(usize),
+    /// Every candidate is held: on this one, waiting for its hold to end.
+    Held(usize, HeldSwitch),
+    /// Every candidate is held longer than the deployment waits (the hold
+    /// that ends first, to name it).
+    AllHeld(Option<CircuitHold>),
 }
 
 /// The candidate a new route starts on: the first one its circuits let it
-/// try (taking the probes of expired circuits), else the first.
-pub fn select<'p>(
+/// try (taking the probes of expired circuits); when every one is held,
+/// the one whose hold ends first, once it ends (within `max_hold_wait`).
+pub fn select(
     route_id: &str,
-    profile: &'p Profile,
+    profile: &Profile,
     circuits: &mut CircuitSet,
+    max_hold_wait: Duration,
     now: DateTime<Utc>,
-) -> Option<(usize, &'p Candidate)> {
-    let free = profile
+) -> Start {
+    let holds: Vec<(usize, Hold)> = profile
         .candidates
         .iter()
-        .position(|c| circuits.hold(Resource::from(c), route_id, now).is_free());
-    let index = free.unwrap_or(0);
-    let candidate = profile.candidates.get(index)?;
-    circuits.dispatch(Resource::from(candidate), route_id, now);
-    Some((index, candidate))
+        .enumerate()
+        .map(|(i, c)| (i, circuits.hold(Resource::from(c), route_id, now)))
+        .collect();
+    if let Some((index, _)) = holds.iter().find(|(_, h)| h.is_free()) {
+        circuits.dispatch(Resource::from(&profile.candidates[*index]), route_id, now);
+        return Start::Now(*index);
+    }
+    match first_to_end(&holds) {
+        // No candidates at all: the caller refuses the profile before this.
+        None => Start::Now(0),
+        Some((_, until, hold)) if until - now > max_hold_wait => {
+            Start::AllHeld(held_by(hold, until))
+        }
+        Some((index, until, hold)) => Start::Held(
+            index,
+            HeldSwitch {
+                until,
+                hold: held_by(hold, until),
+            },
+        ),
+    }
 }
 
 /// What a due schedule does.
@@ -497,9 +787,14 @@ pub fn deadline(
     next_route.generation = next_route.generation.next();
     next_route.pending = None;
     next_route.new_invocation();
+    let resume = route.pending.as_ref().and_then(|p| p.resume.as_ref());
     let commit = Commit {
         fire_schedule: Some(schedule.id.clone()),
-        dispatch: Some(next_route.dispatch(DispatchReason::after(Some(kind)), now)),
+        dispatch: Some(
+            next_route
+                .dispatch(DispatchReason::after(Some(kind)), now)
+                .resuming(resume),
+        ),
         ..Commit::default()
     };
     DeadlinePlan {
@@ -577,7 +872,8 @@ fn pending(
     deadline: DateTime<Utc>,
     ordinal: u32,
     p: &ClassPolicy,
-    c: &Classification,
+    code: &str,
+    class: app::policy::ErrorClass,
     circuit: Option<CircuitHold>,
 ) -> Pending {
     Pending {
@@ -587,8 +883,9 @@ fn pending(
         retry_ordinal: ordinal,
         max_retries: p.retry.max_retries,
         outcome_after: p.on_exhausted,
-        code: c.code.clone(),
-        class: c.class,
+        code: code.to_string(),
+        class,
+        resume: None,
     }
 }
 
@@ -627,6 +924,8 @@ fn decision_view(d: &Decision) -> DecisionView {
         deadline: None,
         // Set once the route's next state is known.
         outcome: RouteOutcome::In(RouteState::Active),
+        unsafe_reason: None,
+        held_by: None,
     };
     match *d {
         Decision::WaitForReset { deadline, .. } => v.deadline = Some(deadline),
@@ -678,6 +977,8 @@ mod tests {
     fn now() -> DateTime<Utc> {
         t("2026-11-30T12:00:00Z")
     }
+
+    const HOLD_WAIT: Duration = Duration::minutes(15);
 
     fn class_policy(retries: u32, wait: u32, on_exhausted: OnExhausted) -> ClassPolicy {
         ClassPolicy {
@@ -773,6 +1074,8 @@ mod tests {
             classification: c,
             http_status: Some(529),
             profile,
+            max_hold_wait: HOLD_WAIT,
+            resume: None,
             now: now(),
         })
     }
@@ -869,7 +1172,7 @@ mod tests {
                 policy: retry3,
                 class: ErrorClass::Transient,
                 reset_in: None,
-                gate: GateVerdict::EffectUnsafe,
+                gate: GateVerdict::EffectUnsafe(crate::recovery::UnsafeReason::EffectsReported),
                 kind: DecisionKind::EffectUnsafe,
                 to: RouteState::ActionRequired,
                 outcome: "action_required: effect_unsafe",
@@ -1052,12 +1355,22 @@ mod tests {
             now(),
             0,
             &class_policy(3, 600, OnExhausted::Skip),
-            &overloaded(ErrorClass::Hard, Some(60)),
+            "quota_limited",
+            ErrorClass::Hard,
             None,
         ));
         let act = |r: &Route, a: Action, to: RouteState, profile: Option<&Profile>| {
             let profile = profile.filter(|_| action_needs_profile(r, a));
-            action(r, a, to, profile, &mut CircuitSet::default(), now()).expect("planned")
+            action(
+                r,
+                a,
+                to,
+                profile,
+                &mut CircuitSet::default(),
+                HOLD_WAIT,
+                now(),
+            )
+            .expect("planned")
         };
 
         // Retry now while waiting: the pending attempt goes out early, as
@@ -1114,25 +1427,95 @@ mod tests {
             kind: "tool_call".into(),
             provider_session_id: Some("sess".into()),
         };
-        let counted = effect(&active, &report(&active, active.generation)).expect("counted");
+        let EffectPlan::Counted(counted) = effect(
+            &active,
+            &report(&active, active.generation),
+            None,
+            false,
+            now(),
+        ) else {
+            panic!("counted")
+        };
         assert_eq!(counted.effects, 1);
         assert_eq!(counted.generation, active.generation);
         assert_eq!(counted.provider_session_id.as_deref(), Some("sess"));
 
         // The invocation failed and waits for its retry: the late effect
         // makes replay unsafe.
-        let mut waiting = active.clone();
-        waiting.state = RouteState::RetryWait;
-        waiting.generation = active.generation.next();
-        let stopped = effect(&waiting, &report(&active, active.generation)).expect("stopped");
+        let failed = plan(
+            &active,
+            GateVerdict::Current,
+            &overloaded(ErrorClass::Transient, None),
+            Some(&p),
+        );
+        let waiting = failed.route.clone();
+        let attempt = failed.commit.attempt.clone().expect("an attempt");
+        let EffectPlan::Late {
+            route: stopped,
+            commit,
+        } = effect(
+            &waiting,
+            &report(&active, active.generation),
+            Some(&attempt),
+            true,
+            now(),
+        )
+        else {
+            panic!("late")
+        };
         assert_eq!(stopped.state, RouteState::ActionRequired);
         assert_eq!(stopped.reason, Some(StopReason::EffectAfterFailure));
         assert_eq!(stopped.generation, waiting.generation.next());
+        let row = commit.attempt.expect("a late-effect row");
+        assert_eq!(row.decision, "late_effect");
+        assert_eq!(row.invocation_id, active.invocation_id);
+        assert_eq!(row.outcome, "action_required: effect_after_failure");
 
-        // About another invocation: nothing changes.
+        // The successor was already delivered: recorded, nothing stops.
+        let mut retrying = waiting.clone();
+        retrying.state = RouteState::Retrying;
+        retrying.pending = None;
+        retrying.generation = waiting.generation.next();
+        retrying.new_invocation();
+        let EffectPlan::Late {
+            route: kept,
+            commit,
+        } = effect(
+            &retrying,
+            &report(&active, active.generation),
+            Some(&attempt),
+            false,
+            now(),
+        )
+        else {
+            panic!("late")
+        };
+        assert_eq!(*kept, retrying);
+        let row = commit.attempt.expect("a late-effect row");
+        assert!(row.detail.as_deref().unwrap().contains("tool_call"));
+        assert_eq!(row.outcome, "retrying");
+
+        // About another invocation, or one whose failure stopped: nothing.
         let mut other = report(&active, active.generation);
         other.invocation_id = "inv_other".into();
-        assert!(effect(&active, &other).is_none());
+        assert!(matches!(
+            effect(&active, &other, None, false, now()),
+            EffectPlan::Nothing
+        ));
+        let stop = AttemptRow {
+            decision: "stop".into(),
+            ..attempt
+        };
+        assert!(matches!(
+            effect(
+                &waiting,
+                &report(&active, active.generation),
+                Some(&stop),
+                true,
+                now()
+            ),
+            EffectPlan::Nothing
+        ));
     }
 
     #[test]
@@ -1193,6 +1576,8 @@ mod tests {
             classification: c,
             http_status: None,
             profile: Some(p),
+            max_hold_wait: HOLD_WAIT,
+            resume: None,
             now: now(),
         })
     }
@@ -1227,12 +1612,25 @@ mod tests {
             CircuitRow {
                 name: "another route's retry waits for the circuit, visibly",
                 opened_by_other: true,
-                policy: retry,
+                // Ten retries from 5 s may wait 5,115 s in all: the 900 s
+                // hold is within what this policy waits.
+                policy: class_policy(10, 0, OnExhausted::Skip),
                 kind: DecisionKind::Retry,
                 to: RouteState::RetryWait,
                 deadline_in: Some(900),
                 held_visibly: true,
                 candidate_after: "a",
+            },
+            CircuitRow {
+                name: "a hold beyond what the policy waits skips at once",
+                opened_by_other: true,
+                // Three retries from 5 s wait 35 s at most.
+                policy: retry,
+                kind: DecisionKind::Skip,
+                to: RouteState::Switching,
+                deadline_in: None,
+                held_visibly: false,
+                candidate_after: "c",
             },
             CircuitRow {
                 name: "the opener's own skip may try its next candidate on the resource",
@@ -1281,6 +1679,19 @@ mod tests {
             let r = route(RouteState::Active, &p);
             let plan = plan_on(&r, &quota(900), &p, &mut circuits);
             assert_eq!(plan.decision.kind, row.kind, "{name}");
+            // Only a hold beyond the policy's bound decides, and says so.
+            let by_hold =
+                row.opened_by_other && row.kind == DecisionKind::Skip && row.policy == retry;
+            assert_eq!(plan.decision.held_by.is_some(), by_hold, "{name}");
+            assert_eq!(
+                plan.route
+                    .last_failure
+                    .as_ref()
+                    .and_then(|f| f.held_by.as_ref())
+                    .map(|h| h.resource.as_str()),
+                by_hold.then_some("anthropic/team-a"),
+                "{name}"
+            );
             assert_eq!(plan.route.state, row.to, "{name}");
             assert_eq!(plan.route.candidate.id, row.candidate_after, "{name}");
             let pending = plan.route.pending.as_ref();
@@ -1348,7 +1759,8 @@ mod tests {
 
     #[test]
     fn a_due_schedule_dispatches_probes_or_moves_visibly() {
-        let retry = class_policy(3, 0, OnExhausted::Skip);
+        // Four retries from 5 s wait up to 75 s: the 60 s hold is within.
+        let retry = class_policy(4, 0, OnExhausted::Skip);
         let p = profile_of(vec![on_account("a", "Claude", retry)]);
         let mut circuits = CircuitSet::default();
         let mut opener = route(RouteState::Active, &p);

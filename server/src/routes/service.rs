@@ -17,7 +17,7 @@ use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
 use crate::circuits::row::Loaded;
 use crate::circuits::CircuitKey;
-use crate::classify::{classify_at, Catalogue, Classification, Evidence, Phase, UnknownLog};
+use crate::classify::{classify_at, Catalogue, Classification, Evidence, UnknownLog};
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
@@ -25,9 +25,11 @@ use crate::store::{
     Commit, DecisionRows, DynStore, RouteFilter, RouteKeyRow, ScheduleRow, StoreError,
 };
 use app::ids::{Generation, RouteId};
-use app::policy::{FieldError, FieldErrorCode};
+use app::policy::{ErrorClass, FieldError, FieldErrorCode};
 use app::profile::Profile;
-use app::route::{event_kind, Action, Attempt, PendingKind, RouteSnapshot, RouteState};
+use app::route::{
+    event_kind, Action, Attempt, DispatchState, PendingKind, RouteSnapshot, RouteState,
+};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -51,6 +53,42 @@ const FIRE_BATCH: i64 = 64;
 /// requests of pool connections (16).
 const FIRE_CONCURRENCY: usize = 4;
 
+/// What a deployment sets about routes (`serve --max-hold-wait`,
+/// `--dispatch-timeout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteSettings {
+    /// How long a switch (or a new route) waits for a candidate that a
+    /// shared circuit holds, when every remaining candidate is held; beyond
+    /// it the route stops (`all_candidates_held`).
+    pub max_hold_wait: chrono::Duration,
+    /// A dispatch nobody claims within this stops its route
+    /// (`dispatch_not_claimed`); `None`: never.
+    pub dispatch_timeout: Option<chrono::Duration>,
+}
+
+impl RouteSettings {
+    pub const DEFAULT_MAX_HOLD_WAIT_SECONDS: u64 = 900;
+    pub const DEFAULT_DISPATCH_TIMEOUT_SECONDS: u64 = 1800;
+
+    /// From the command line's seconds (`dispatch_timeout` 0: never).
+    pub fn from_seconds(max_hold_wait: u64, dispatch_timeout: u64) -> RouteSettings {
+        let seconds = |s: u64| chrono::Duration::seconds(s.min(i64::MAX as u64 / 1000) as i64);
+        RouteSettings {
+            max_hold_wait: seconds(max_hold_wait),
+            dispatch_timeout: (dispatch_timeout > 0).then(|| seconds(dispatch_timeout)),
+        }
+    }
+}
+
+impl Default for RouteSettings {
+    fn default() -> RouteSettings {
+        RouteSettings::from_seconds(
+            RouteSettings::DEFAULT_MAX_HOLD_WAIT_SECONDS,
+            RouteSettings::DEFAULT_DISPATCH_TIMEOUT_SECONDS,
+        )
+    }
+}
+
 #[derive(Clone)]
 pub struct Routes {
     pub(super) store: DynStore,
@@ -66,6 +104,7 @@ pub struct Routes {
     /// loop has under way instead of answering while its claims are still
     /// being fired.
     firing: Arc<tokio::sync::Mutex<()>>,
+    pub(super) settings: RouteSettings,
 }
 
 /// The shape of a transition about to be committed.
@@ -107,7 +146,14 @@ impl Routes {
             signals,
             feed: Arc::default(),
             firing: Arc::default(),
+            settings: RouteSettings::default(),
         }
+    }
+
+    /// The deployment's route settings instead of the defaults.
+    pub fn with_settings(mut self, settings: RouteSettings) -> Routes {
+        self.settings = settings;
+        self
     }
 
     pub fn clock(&self) -> &SharedClock {
@@ -294,12 +340,54 @@ impl Routes {
         for _ in 0..CIRCUIT_ATTEMPTS {
             let mut route = Route::open(profile.id.clone(), req.caller.clone(), first, now);
             let mut circuits = self.circuits().await?;
-            // The first candidate its circuits let a new route try.
-            if let Some((index, c)) =
-                plan::select(route.id.as_str(), &profile, &mut circuits.set, now)
-            {
-                if index != route.candidate.index {
-                    route.move_to(index, c);
+            // The first candidate its circuits let a new route try; when
+            // every one is held, the one whose hold ends first, once it
+            // ends (or a stop, when that is too far away).
+            let mut schedule = None;
+            match plan::select(
+                route.id.as_str(),
+                &profile,
+                &mut circuits.set,
+                self.settings.max_hold_wait,
+                now,
+            ) {
+                plan::Start::Now(index) => {
+                    if index != route.candidate.index {
+                        route.move_to(index, &profile.candidates[index]);
+                    }
+                }
+                plan::Start::Held(index, wait) => {
+                    let candidate = &profile.candidates[index];
+                    route.move_to(index, candidate);
+                    route.state = RouteState::Switching;
+                    // Nothing failed on this route yet: what the circuit
+                    // holding it is open for says what follows.
+                    let code = wait
+                        .hold
+                        .as_ref()
+                        .and_then(|h| {
+                            circuits.set.get(&CircuitKey {
+                                scope: h.scope,
+                                resource: h.resource.clone(),
+                            })
+                        })
+                        .map(|c| c.code.clone())
+                        .unwrap_or_default();
+                    let class = self
+                        .catalogue
+                        .class_of(&code)
+                        .unwrap_or(ErrorClass::Transient);
+                    let p = class
+                        .policy_class()
+                        .map(|pc| *candidate.policy.class(pc))
+                        .unwrap_or_default();
+                    schedule = Some(wait.apply(&mut route, &p, &code, class, now));
+                }
+                // Nothing failed on this route yet, so there is no failure
+                // to name the hold with: the Circuits page lists them.
+                plan::Start::AllHeld(_) => {
+                    route.state = RouteState::ActionRequired;
+                    route.reason = Some(app::route::StopReason::AllCandidatesHeld);
                 }
             }
             let route_key = keyed.as_ref().map(|(k, request)| RouteKeyRow {
@@ -313,6 +401,7 @@ impl Routes {
                 circuits: circuits.writes(route.id.as_str()),
                 route_key,
                 opened_by: opened_by.map(str::to_string),
+                schedule,
                 ..Commit::default()
             };
             let change = Change {
@@ -441,7 +530,7 @@ impl Routes {
             invocation_id: evidence.invocation_id.as_deref(),
             prompt_generation: evidence.prompt_generation.map(|g| g as i64),
             effect_items: evidence.effect_count(),
-            after_completion: evidence.phase == Some(Phase::Teardown),
+            phase: evidence.phase,
             resumable_session: evidence
                 .resumable
                 .as_ref()
@@ -472,6 +561,13 @@ impl Routes {
             classification: &classification,
             http_status: error_status(evidence),
             profile: profile.as_ref(),
+            max_hold_wait: self.settings.max_hold_wait,
+            resume: evidence.resumable.as_ref().and_then(|r| {
+                Some(app::route::Resume {
+                    provider_session_id: r.provider_session_id.clone()?,
+                    generation: i64::try_from(r.generation?).ok()?,
+                })
+            }),
             now,
         });
         let mut commit = plan.commit;
@@ -553,9 +649,11 @@ impl Routes {
     }
 
     /// Records output or tool activity for the current invocation. An
-    /// effect for an invocation that already failed and is waiting to be
-    /// retried arrived out of order: replay is no longer safe, so the route
-    /// stops for a person.
+    /// effect of an earlier invocation whose failure was already being
+    /// recovered from came out of order: while the successor is not yet
+    /// delivered it is withdrawn and the route stops for a person
+    /// (`effect_after_failure`); once it was delivered, the route records
+    /// that the work may have run twice (an attempt row and an event).
     pub async fn report_effect(&self, id: &RouteId, report: EffectReport) -> Result<RouteSnapshot> {
         if report.kind.trim().is_empty() || report.kind.len() > 64 {
             return Err(RouteError::Invalid(vec![FieldError::out_of_range(
@@ -564,16 +662,35 @@ impl Routes {
         }
         for _ in 0..3 {
             let route = self.load(id).await?;
-            let Some(next) = plan::effect(&route, &report) else {
-                return Ok(route.snapshot(self.now()));
+            let current = report.invocation_id == route.invocation_id
+                && report.prompt_generation == route.prompt_generation
+                && report.generation == route.generation;
+            // Only an effect about another invocation reads the history.
+            let (failed, outstanding) = if current {
+                (None, false)
+            } else {
+                let failed = self
+                    .store
+                    .list_attempts(id.as_str())
+                    .await?
+                    .into_iter()
+                    .filter(|a| a.invocation_id == report.invocation_id)
+                    .max_by_key(|a| a.seq);
+                let outstanding = failed.is_some() && self.successor_outstanding(&route).await?;
+                (failed, outstanding)
             };
-            match self
-                .apply(
-                    Change::after(&route, next, Commit::default()),
-                    event_kind::EFFECT,
-                )
-                .await
-            {
+            let (next, commit, kind) =
+                match plan::effect(&route, &report, failed.as_ref(), outstanding, self.now()) {
+                    plan::EffectPlan::Nothing => return Ok(route.snapshot(self.now())),
+                    plan::EffectPlan::Counted(next) => {
+                        (*next, Commit::default(), event_kind::EFFECT)
+                    }
+                    plan::EffectPlan::Late {
+                        route: next,
+                        commit,
+                    } => (*next, *commit, event_kind::LATE_EFFECT),
+                };
+            match self.apply(Change::after(&route, next, commit), kind).await {
                 Err(RouteError::Store(StoreError::StaleGeneration { .. })) => continue,
                 other => return other,
             }
@@ -581,6 +698,27 @@ impl Routes {
         Err(RouteError::Conflict(
             "the route kept changing; report the effect again".into(),
         ))
+    }
+
+    /// Whether the route's next attempt is scheduled or dispatched but not
+    /// yet delivered: a wait is armed, or this generation's dispatch is
+    /// pending or claimed (not acknowledged).
+    async fn successor_outstanding(&self, route: &Route) -> Result<bool> {
+        if route.pending.is_some() {
+            return Ok(true);
+        }
+        if !matches!(route.state, RouteState::Retrying | RouteState::Switching) {
+            return Ok(false);
+        }
+        for d in self.store.list_dispatches(route.id.as_str()).await? {
+            let state = super::model::dispatch_state(&d).map_err(RouteError::Corrupt)?;
+            if Generation(d.generation) == route.generation
+                && matches!(state, DispatchState::Pending | DispatchState::Claimed)
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The current invocation succeeded: the route is active again, a new
@@ -696,6 +834,7 @@ impl Routes {
             state,
             profile.as_ref(),
             &mut circuits.set,
+            self.settings.max_hold_wait,
             now,
         )?;
         commit.circuits = circuits.writes(route.id.as_str());
@@ -805,7 +944,7 @@ impl Routes {
             let Ok(kind) = w.kind.parse::<PendingKind>() else {
                 continue;
             };
-            if route.generation != Generation(w.generation) || !route.state.is_waiting() {
+            if route.generation != Generation(w.generation) || route.pending.is_none() {
                 continue;
             }
             if held.is_some() && crate::clock::from_ms(w.deadline) == deadline {

@@ -3,9 +3,12 @@
 //! `app::route`).
 
 use crate::classify::Classification;
+use app::circuit::CircuitHold;
 use app::ids::{Generation, ProfileId, RouteId};
 use app::policy::PolicyClass;
-use app::route::{Action, Caller, CallerKind, DecisionKind, RouteOutcome, RouteSnapshot};
+use app::route::{
+    Action, Caller, CallerKind, DecisionKind, RouteOutcome, RouteSnapshot, UnsafeReason,
+};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +67,16 @@ pub struct DecisionView {
     /// Where the route went: its state, or why nothing changed.
     #[schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00")]
     pub outcome: RouteOutcome,
+    /// Why the failure was unsafe to recover from automatically (only
+    /// with `kind: effect_unsafe`): `boundary_unknown` (no `phase`),
+    /// `output_started` (`stream`), `at_teardown`, `effects_reported`,
+    /// `effects_in_evidence`, `resume_needs_same_candidate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsafe_reason: Option<UnsafeReason>,
+    /// The shared circuit whose hold outlasted the policy's bound: the
+    /// exhausted outcome (`skip` or `stop`) was applied at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<CircuitHold>,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

@@ -92,49 +92,63 @@ impl<L: Launcher> Session<'_, L> {
     pub async fn follow(&mut self, mut route: RouteSnapshot, attached: bool) -> Ending {
         let mut may_deliver_active = !attached;
         loop {
-            let delivery = match step(&route) {
-                Step::Deliver if !may_deliver_active => {
-                    return Ending::Refused(
-                        route,
-                        "the route is active: its prompt may already be running or have run, \
-                         so this runner does not deliver it again"
-                            .into(),
-                    )
-                }
-                Step::Deliver => Delivery {
-                    invocation: Invocation::of(&route),
-                    candidate_id: route.candidate.id.clone(),
-                    dispatch: None,
-                },
-                Step::AwaitDispatch => match self.await_dispatch(&route).await {
-                    Ok(Awaited::Dispatch(d)) => Delivery {
-                        invocation: Invocation::of_dispatch(&d),
-                        candidate_id: d.candidate.id.clone(),
-                        dispatch: Some(d),
-                    },
-                    Ok(Awaited::Moved(r)) => {
-                        route = *r;
-                        may_deliver_active = false;
-                        continue;
-                    }
-                    Ok(Awaited::Taken(r)) => {
+            let delivery =
+                match step(&route) {
+                    Step::Deliver if !may_deliver_active => {
                         return Ending::Refused(
-                            *r,
-                            "the route's next attempt was already handed out (to an earlier \
-                             runner?), so this runner does not deliver it"
+                            route,
+                            "the route is active: its prompt may already be running or have run, \
+                         so this runner does not deliver it again"
                                 .into(),
                         )
                     }
-                    Ok(Awaited::Interrupted) => return self.interrupt_wait(route).await,
-                    Err(e) => return Ending::Service(e),
-                },
-                Step::Stopped | Step::Finished => {
-                    for line in stopped_words(&route, &self.service.route_page(&route.id)) {
-                        self.ui.status(&line);
+                    Step::Deliver => Delivery {
+                        invocation: Invocation::of(&route),
+                        candidate_id: route.candidate.id.clone(),
+                        dispatch: None,
+                    },
+                    Step::AwaitDispatch => match self.await_dispatch(&route).await {
+                        // The service asks for the provider session to be
+                        // resumed, not the prompt sent again; this runner
+                        // cannot resume an agent's session (it never claims a
+                        // resumable failure itself), so it does not deliver.
+                        // The dispatch stays undelivered: its lease runs out
+                        // and the route stops for a person, unrepeated.
+                        Ok(Awaited::Dispatch(d)) if d.resume.is_some() => return Ending::Refused(
+                            route,
+                            "the service asks to resume the agent's provider session rather than \
+                             send the prompt again, and this runner cannot resume sessions, so it \
+                             does not deliver"
+                                .into(),
+                        ),
+                        Ok(Awaited::Dispatch(d)) => Delivery {
+                            invocation: Invocation::of_dispatch(&d),
+                            candidate_id: d.candidate.id.clone(),
+                            dispatch: Some(d),
+                        },
+                        Ok(Awaited::Moved(r)) => {
+                            route = *r;
+                            may_deliver_active = false;
+                            continue;
+                        }
+                        Ok(Awaited::Taken(r)) => {
+                            return Ending::Refused(
+                                *r,
+                                "the route's next attempt was already handed out (to an earlier \
+                             runner?), so this runner does not deliver it"
+                                    .into(),
+                            )
+                        }
+                        Ok(Awaited::Interrupted) => return self.interrupt_wait(route).await,
+                        Err(e) => return Ending::Service(e),
+                    },
+                    Step::Stopped | Step::Finished => {
+                        for line in stopped_words(&route, &self.service.route_page(&route.id)) {
+                            self.ui.status(&line);
+                        }
+                        return Ending::Stopped(route);
                     }
-                    return Ending::Stopped(route);
-                }
-            };
+                };
             may_deliver_active = false;
             match self.deliver(&route, delivery).await {
                 Ok(Next::Route(r)) => route = r,
@@ -282,7 +296,9 @@ impl<L: Launcher> Session<'_, L> {
         let result = loop {
             // In `retrying` or `switching` the dispatch already exists: a
             // claim that finds none means someone else holds it.
-            let handed_out = matches!(route.state, RouteState::Retrying | RouteState::Switching);
+            // (A switch waiting for a held candidate has no dispatch yet.)
+            let handed_out = matches!(route.state, RouteState::Retrying | RouteState::Switching)
+                && route.pending.is_none();
             let claim = self
                 .service
                 .claim(&route_id, LEASE_SECONDS, CLAIM_WAIT_SECONDS);
@@ -368,10 +384,13 @@ impl<L: Launcher> Session<'_, L> {
         self.stop_if_waiting(now).await
     }
 
-    /// Stops a route that waits for a timer; other states cannot be
-    /// stopped (the state table) and are left as they are.
+    /// Stops a route that waits for its next attempt (a timer, or a
+    /// dispatch nobody but this runner would deliver); a route already
+    /// stopped, or active, is left as it is.
     async fn stop_if_waiting(&self, route: RouteSnapshot) -> Ending {
-        if !route.state.is_waiting() {
+        let awaiting = route.state.is_waiting()
+            || matches!(route.state, RouteState::Retrying | RouteState::Switching);
+        if !awaiting {
             return Ending::Interrupted(Some(route));
         }
         match self

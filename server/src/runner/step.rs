@@ -81,6 +81,8 @@ mod tests {
                 class: ErrorClass::Transient,
                 safe_cause: "Provider overloaded".into(),
                 http_status: Some(529),
+                unsafe_reason: None,
+                held_by: None,
             }),
             reason: None,
             excluded: vec![],
@@ -120,6 +122,7 @@ mod tests {
             code: "provider_overloaded".into(),
             class: ErrorClass::Transient,
             circuit: None,
+            resume: None,
         });
         assert_eq!(
             awaited(&r),

@@ -74,6 +74,9 @@ pub async fn run(routes: Routes, store: crate::store::DynStore) {
             if let Err(e) = routes.stop_ambiguous().await {
                 tracing::error!(error = %e, "checking dispatch leases failed; will retry");
             }
+            if let Err(e) = routes.stop_unclaimed().await {
+                tracing::error!(error = %e, "checking unclaimed dispatches failed; will retry");
+            }
         }
         let sleep = match store.next_deadline(clock.pinned_ms()).await {
             // The database refused the last pass (full, read-only, gone):

@@ -255,6 +255,7 @@ mod tests {
                 created_at: 0,
                 claimed_at: None,
                 acked_at: None,
+                resume: None,
             }),
             ..Commit::default()
         }

@@ -176,7 +176,9 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     async fn unknown_evidence(&self, limit: i64) -> Result<(Vec<UnknownRow>, i64)>;
 
     /// Row counts by state, for the metrics gauges (one round trip).
-    async fn state_counts(&self) -> Result<StateCounts>;
+    /// Rows by state, and the ages operators alert on, judged at `at_ms`
+    /// (`None`: the database's clock).
+    async fn state_counts(&self, at_ms: Option<i64>) -> Result<StateCounts>;
 
     /// Applies one route transition atomically (see [`Commit`]); answers the
     /// new event's id once it is durable. A moved-on route answers
@@ -277,6 +279,15 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     /// Claimed, unacknowledged dispatches whose lease ended before `at_ms`
     /// (`None`: the database's clock), oldest first.
     async fn expired_dispatches(&self, at_ms: Option<i64>) -> Result<Vec<DispatchRow>>;
+
+    /// Pending dispatches nobody claimed within `older_than_ms` of their
+    /// creation, judged at `at_ms` (`None`: the database's clock), oldest
+    /// first.
+    async fn unclaimed_dispatches(
+        &self,
+        at_ms: Option<i64>,
+        older_than_ms: i64,
+    ) -> Result<Vec<DispatchRow>>;
 
     async fn list_dispatches(&self, route_id: &str) -> Result<Vec<DispatchRow>>;
 

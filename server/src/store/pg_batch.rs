@@ -30,6 +30,7 @@ pub(crate) fn plain(commits: &[Commit]) -> bool {
             && c.fire_schedule.is_none()
             && c.ack_dispatch.is_none()
             && c.expire_dispatch.is_none()
+            && c.withdraw_unclaimed.is_none()
             && c.circuits.is_empty()
             && c.opened_by.is_none()
             && c.route
@@ -105,30 +106,30 @@ const BATCH: &str = "WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock(
      attempts_added AS (INSERT INTO attempts (route_id, seq, generation, cycle, \
      candidate_index, candidate_id, candidate_label, invocation_id, code, class, \
      catalogue_version, classifier_rule, safe_excerpt, http_status, policy, decision, \
-     retry_ordinal, deadline, outcome, created_at, classification) \
+     retry_ordinal, deadline, outcome, created_at, classification, detail) \
      SELECT v.route_id, (SELECT COALESCE(MAX(a.seq), 0) + 1 FROM attempts AS a \
      WHERE a.route_id = v.route_id), v.generation, v.cycle, v.candidate_index, v.candidate_id, \
      v.candidate_label, v.invocation_id, v.code, v.class, v.catalogue_version, \
      v.classifier_rule, v.safe_excerpt, v.http_status, v.policy, v.decision, v.retry_ordinal, \
-     v.deadline, v.outcome, v.created_at, v.classification \
+     v.deadline, v.outcome, v.created_at, v.classification, v.detail \
      FROM UNNEST($24::text[], $25::bigint[], $26::bigint[], $27::bigint[], $28::text[], \
      $29::text[], $30::text[], $31::text[], $32::text[], $33::text[], $34::text[], \
      $35::text[], $36::bigint[], $37::text[], $38::text[], $39::bigint[], $40::bigint[], \
-     $41::text[], $42::bigint[], $43::text[]) \
+     $41::text[], $42::bigint[], $43::text[], $72::text[]) \
      AS v(route_id, generation, cycle, candidate_index, candidate_id, candidate_label, \
      invocation_id, code, class, catalogue_version, classifier_rule, safe_excerpt, \
      http_status, policy, decision, retry_ordinal, deadline, outcome, created_at, \
-     classification) WHERE (SELECT ok FROM held)), \
+     classification, detail) WHERE (SELECT ok FROM held)), \
      schedules_added AS (INSERT INTO schedules (id, route_id, generation, kind, deadline, \
      state, created_at, circuit) \
      SELECT * FROM UNNEST($44::text[], $45::text[], $46::bigint[], $47::text[], \
      $48::bigint[], $49::text[], $50::bigint[], $51::text[]) WHERE (SELECT ok FROM held)), \
      dispatches_added AS (INSERT INTO dispatches (id, route_id, generation, invocation_id, \
      prompt_generation, candidate_index, candidate_id, candidate_label, caller_kind, reason, \
-     state, lease_until, created_at, claimed_at, acked_at) \
+     state, lease_until, created_at, claimed_at, acked_at, resume) \
      SELECT * FROM UNNEST($52::text[], $53::text[], $54::bigint[], $55::text[], \
      $56::bigint[], $57::bigint[], $58::text[], $59::text[], $60::text[], $61::text[], \
-     $62::text[], $63::bigint[], $64::bigint[], $65::bigint[], $66::bigint[]) \
+     $62::text[], $63::bigint[], $64::bigint[], $65::bigint[], $66::bigint[], $73::text[]) \
      WHERE (SELECT ok FROM held)), \
      e AS (INSERT INTO events (route_id, kind, payload, created_at) \
      SELECT route_id, kind, payload, created_at \
@@ -262,7 +263,11 @@ pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> SetBas
         .bind(column!(commits, |c| c.event_kind.as_str()))
         .bind(column!(commits, |c| c.event_payload.as_str()))
         .bind(column!(routes, |r| r.updated_at))
-        .bind(tail);
+        .bind(tail)
+        // Columns added after the rest: attempts' detail ($72) and
+        // dispatches' resume ($73).
+        .bind(column!(attempts, |a| a.detail.as_deref()))
+        .bind(column!(dispatches, |d| d.resume.as_deref()));
     let events = match q.fetch_all(&mut *conn).await {
         Ok(events) => events,
         Err(e) => return written_after(e),

@@ -52,6 +52,8 @@ pub struct AttemptRow {
     /// The whole classification as JSON (absent on attempts stored before
     /// it was kept).
     pub classification: Option<String>,
+    /// What the row says beyond its columns, as JSON (`AttemptDetail`).
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -132,6 +134,9 @@ pub struct DispatchRow {
     pub created_at: i64,
     pub claimed_at: Option<i64>,
     pub acked_at: Option<i64>,
+    /// The provider session to resume instead of sending the prompt
+    /// again, as JSON (`app::route::Resume`); `None` for a plain attempt.
+    pub resume: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -169,6 +174,10 @@ pub struct Commit {
     /// between the expiry check and this commit would be followed by the
     /// route stopping as if nothing had been acknowledged.
     pub expire_dispatch: Option<String>,
+    /// A pending dispatch this transition withdraws because nobody claimed
+    /// it in time (must still be pending): a claim committed between the
+    /// check and this commit keeps its dispatch and the route goes on.
+    pub withdraw_unclaimed: Option<String>,
     /// Circuit changes the transition causes, each fenced by its version;
     /// a moved-on circuit answers `StaleCircuit` and nothing is written.
     pub circuits: Vec<CircuitWrite>,
@@ -240,6 +249,12 @@ pub struct StateCounts {
     pub circuits: Vec<(String, i64)>,
     pub schedules: Vec<(String, i64)>,
     pub dispatches: Vec<(String, i64)>,
+    /// Age (ms) of the oldest dispatch nobody has claimed yet.
+    pub oldest_unclaimed_ms: Option<i64>,
+    /// Age (ms) of the oldest acknowledged attempt its caller has not yet
+    /// reported on (no failure, no success: the route is still at the
+    /// dispatch's generation).
+    pub oldest_unreported_ms: Option<i64>,
 }
 
 /// What a committed transition tells every server on the database

@@ -10,12 +10,13 @@ pub(crate) const ROUTE_COLUMNS: &str = super::transition::route_columns!();
 
 pub(crate) const ATTEMPT_COLUMNS: &str = "route_id, seq, generation, cycle, candidate_index, candidate_id, \
      candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, safe_excerpt, \
-     http_status, policy, decision, retry_ordinal, deadline, outcome, created_at, classification";
+     http_status, policy, decision, retry_ordinal, deadline, outcome, created_at, classification, \
+     detail";
 
 pub(crate) const DISPATCH_COLUMNS: &str =
     "id, route_id, generation, invocation_id, prompt_generation, \
      candidate_index, candidate_id, candidate_label, caller_kind, reason, state, lease_until, \
-     created_at, claimed_at, acked_at";
+     created_at, claimed_at, acked_at, resume";
 
 pub(crate) const SCHEDULE_COLUMNS: &str =
     "id, route_id, generation, kind, deadline, state, created_at, circuit";
@@ -346,23 +347,44 @@ macro_rules! impl_store {
                 Ok((rows, evicted.unwrap_or(0)))
             }
 
-            async fn state_counts(&self) -> $crate::store::Result<$crate::store::StateCounts> {
-                let rows: Vec<(String, String, i64)> = sqlx::query_as(
-                    "SELECT 'routes', state, COUNT(*) FROM routes GROUP BY state \
+            async fn state_counts(&self, at_ms: Option<i64>) -> $crate::store::Result<$crate::store::StateCounts> {
+                // The two ages come last, as `age` rows (-1: none): the
+                // oldest pending dispatch, and the oldest acknowledged one
+                // whose route is still at its generation (no report yet).
+                let sql = format!(
+                    "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) \
+                     SELECT 'routes', state, COUNT(*) FROM routes GROUP BY state \
                      UNION ALL SELECT 'circuits', state, COUNT(*) FROM circuits GROUP BY state \
                      UNION ALL SELECT 'schedules', state, COUNT(*) FROM schedules \
                        WHERE state = 'armed' GROUP BY state \
                      UNION ALL SELECT 'dispatches', state, COUNT(*) FROM dispatches \
-                       WHERE state IN ('pending', 'claimed') GROUP BY state",
-                )
-                .fetch_all(&self.pool)
-                .await?;
+                       WHERE state IN ('pending', 'claimed') GROUP BY state \
+                     UNION ALL SELECT 'age', 'unclaimed', COALESCE((SELECT at_ms FROM clock) \
+                       - (SELECT MIN(created_at) FROM dispatches WHERE state = 'pending'), -1) \
+                     UNION ALL SELECT 'age', 'unreported', COALESCE((SELECT at_ms FROM clock) \
+                       - (SELECT MIN(d.acked_at) FROM routes AS r JOIN dispatches AS d \
+                          ON d.route_id = r.id AND d.state = 'acked' AND d.generation = r.generation \
+                          WHERE r.state IN ('retrying', 'active')), -1)",
+                    now = $db_now
+                );
+                let rows: Vec<(String, String, i64)> = sqlx::query_as(sql.as_str())
+                    .bind(at_ms)
+                    .fetch_all(&self.pool)
+                    .await?;
                 let mut counts = $crate::store::StateCounts::default();
                 for (table, state, n) in rows {
                     let into = match table.as_str() {
                         "routes" => &mut counts.routes,
                         "circuits" => &mut counts.circuits,
                         "schedules" => &mut counts.schedules,
+                        "age" => {
+                            let age = (n >= 0).then_some(n.max(0));
+                            match state.as_str() {
+                                "unclaimed" => counts.oldest_unclaimed_ms = age,
+                                _ => counts.oldest_unreported_ms = age,
+                            }
+                            continue;
+                        }
                         _ => &mut counts.dispatches,
                     };
                     into.push((state, n));
@@ -692,6 +714,26 @@ macro_rules! impl_store {
                 );
                 Ok(sqlx::query_as(sql.as_str())
                     .bind(at_ms)
+                    .fetch_all(&self.pool)
+                    .await?)
+            }
+
+            async fn unclaimed_dispatches(
+                &self,
+                at_ms: Option<i64>,
+                older_than_ms: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::DispatchRow>> {
+                let sql = format!(
+                    "WITH clock AS (SELECT COALESCE($1, {now}) AS at_ms) {}",
+                    $crate::store::sql::select_dispatches(
+                        "WHERE state = 'pending' AND created_at < (SELECT at_ms FROM clock) - $2 \
+                         ORDER BY created_at, id",
+                    ),
+                    now = $db_now
+                );
+                Ok(sqlx::query_as(sql.as_str())
+                    .bind(at_ms)
+                    .bind(older_than_ms)
                     .fetch_all(&self.pool)
                     .await?)
             }

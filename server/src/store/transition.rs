@@ -117,6 +117,9 @@ const ACK_DISPATCH: &str =
 const EXPIRE_DISPATCH: &str =
     "UPDATE dispatches SET state = 'void' WHERE id = $1 AND state = 'claimed'";
 
+const WITHDRAW_UNCLAIMED: &str =
+    "UPDATE dispatches SET state = 'void' WHERE id = $1 AND state = 'pending'";
+
 const VOID_SCHEDULES: &str = "UPDATE schedules SET state = 'void' \
      WHERE route_id = $1 AND state = 'armed' AND generation < $2";
 
@@ -127,9 +130,10 @@ const INSERT_ATTEMPT: &str =
     "INSERT INTO attempts (route_id, seq, generation, cycle, candidate_index, candidate_id, \
      candidate_label, invocation_id, code, class, catalogue_version, classifier_rule, \
      safe_excerpt, http_status, policy, decision, retry_ordinal, deadline, outcome, \
-     created_at, classification) \
+     created_at, classification, detail) \
      VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM attempts WHERE route_id = $2), \
-     $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)";
+     $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
+     $22)";
 
 const INSERT_SCHEDULE: &str =
     "INSERT INTO schedules (id, route_id, generation, kind, deadline, state, created_at, circuit) \
@@ -153,8 +157,8 @@ const INSERT_CIRCUIT_EVENT: &str =
 const INSERT_DISPATCH: &str =
     "INSERT INTO dispatches (id, route_id, generation, invocation_id, prompt_generation, \
      candidate_index, candidate_id, candidate_label, caller_kind, reason, state, lease_until, \
-     created_at, claimed_at, acked_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
+     created_at, claimed_at, acked_at, resume) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 
 const INSERT_EVENT: &str =
     "INSERT INTO events (route_id, kind, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id";
@@ -254,6 +258,13 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
             check: taken(),
         });
     }
+    if let Some(id) = &c.withdraw_unclaimed {
+        out.push(Statement {
+            sql: WITHDRAW_UNCLAIMED,
+            params: vec![Text(id)],
+            check: taken(),
+        });
+    }
     // Whatever was pending for older generations is superseded.
     if c.void_pending {
         for sql in [VOID_SCHEDULES, VOID_DISPATCHES] {
@@ -289,6 +300,7 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
                 Text(&a.outcome),
                 Int(a.created_at),
                 OptText(a.classification.as_deref()),
+                OptText(a.detail.as_deref()),
             ],
             check: Check::Any,
         });
@@ -383,6 +395,7 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
                 Int(d.created_at),
                 OptInt(d.claimed_at),
                 OptInt(d.acked_at),
+                OptText(d.resume.as_deref()),
             ],
             check: Check::Any,
         });

@@ -61,6 +61,7 @@ fn attempt(route_id: &str, generation: i64) -> AttemptRow {
         outcome: "retry_wait".into(),
         created_at: 2_000,
         classification: None,
+        detail: Some("{\"late_effect\":\"tool_call\"}".into()),
     }
 }
 
@@ -501,6 +502,7 @@ async fn a_batch_is_announced_once_with_what_its_members_did_on_postgres() {
             created_at: 2_000,
             claimed_at: None,
             acked_at: None,
+            resume: None,
         }),
         ..advance("b", 9, "lost")
     };

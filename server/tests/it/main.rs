@@ -61,6 +61,7 @@ mod routes_corrupt;
 mod routes_crash;
 mod routes_keys;
 mod routes_races;
+mod routes_safety;
 mod routes_scenarios;
 mod runner_agents;
 mod runner_harness;

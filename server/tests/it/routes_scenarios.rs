@@ -2,20 +2,12 @@
 //! with the test clock, on SQLite and PostgreSQL.
 
 use crate::support::{
-    overloaded, policy, snapshot_of, start_time, usage_limit_in, Api, Engine, TestServer,
+    overloaded, policy, snapshot_of, start_time, usage_limit_in, Engine, TestServer,
 };
 use serde_json::{json, Value};
 
 fn skip_now() -> Value {
     policy(0, 0, 0, "skip")
-}
-
-async fn attempts(api: &Api, id: &str) -> Vec<Value> {
-    api.get(&format!("/api/v1/routes/{id}/attempts"))
-        .await
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 /// Scenario 1: A capacity error before output, transient policy 3 retries from 5 s:
@@ -65,7 +57,7 @@ async fn capacity_error_retries_5_10_20_then_applies_the_outcome(engine: Engine)
     assert_eq!(answer["route"]["state"], "switching");
     assert_eq!(answer["route"]["candidate"]["label"], "Codex");
     assert_eq!(answer["route"]["id"], id.as_str());
-    let history = attempts(&api, &id).await;
+    let history = api.attempts(&id).await;
     let decisions: Vec<&str> = history
         .iter()
         .rev()
@@ -273,7 +265,7 @@ async fn unknown_errors_stop_and_keep_only_sanitised_evidence(engine: Engine) {
     let text = unknown.to_string();
     assert!(text.contains("flux capacitor"));
     assert!(!text.contains(secret) && !text.contains("ops@example.com"));
-    let history = attempts(&api, &id).await;
+    let history = api.attempts(&id).await;
     assert!(history[0]["safe_excerpt"].as_str().unwrap().chars().count() <= 240);
     assert!(
         !api.snapshot(&id)
@@ -366,7 +358,7 @@ async fn stale_reports_and_fenced_actions(engine: Engine) {
     let again = api.fail(&route, overloaded()).await;
     assert_eq!(again["decision"]["kind"], "stale");
     assert_eq!(again["route"]["generation"], waiting["generation"]);
-    assert_eq!(attempts(&api, &id).await.len(), 1);
+    assert_eq!(api.attempts(&id).await.len(), 1);
 
     let (st, body) = api
         .post(

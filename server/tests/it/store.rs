@@ -148,6 +148,7 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         outcome: "retry_wait".into(),
         created_at: 2_000,
         classification: Some("{\"code\":\"provider_overloaded\"}".into()),
+        detail: Some("{\"unsafe_reason\":\"boundary_unknown\"}".into()),
     };
     let schedule = ScheduleRow {
         id: "s1".into(),
@@ -221,6 +222,7 @@ async fn route_commits_are_atomic_and_fenced(engine: Engine) {
         created_at: 7_001,
         claimed_at: None,
         acked_at: None,
+        resume: Some("{\"provider_session_id\":\"s\",\"generation\":2}".into()),
     };
     let second = s
         .commit(&Commit {
@@ -637,6 +639,7 @@ async fn the_database_clock_decides_when_no_instant_is_pinned(engine: Engine) {
             created_at: now,
             claimed_at: None,
             acked_at: None,
+            resume: None,
         }),
         event_kind: "route.fired".into(),
         event_payload: "{}".into(),

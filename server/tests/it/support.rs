@@ -462,6 +462,15 @@ impl Api {
     pub async fn snapshot(&self, route_id: &str) -> serde_json::Value {
         self.get(&format!("/api/v1/routes/{route_id}")).await
     }
+
+    /// The route's attempt history, newest first.
+    pub async fn attempts(&self, route_id: &str) -> Vec<serde_json::Value> {
+        self.get(&format!("/api/v1/routes/{route_id}/attempts"))
+            .await
+            .as_array()
+            .expect("an attempt list")
+            .clone()
+    }
 }
 
 /// Class policies for tests.

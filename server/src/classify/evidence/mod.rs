@@ -44,14 +44,22 @@ pub const MAX_DATA_DEPTH: usize = 8;
 /// Most entries kept per object or array inside ACP `data`.
 pub const MAX_DATA_ENTRIES: usize = 64;
 
-/// Lifecycle phase the failure happened in.
+/// Lifecycle phase the failure happened in. Only `launch`,
+/// `session_init` and `prompt` place a failure before any result, so only
+/// they permit automatic recovery (the effect-safety gate,
+/// `crate::recovery::gate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// The agent could not be started.
     Launch,
+    /// The agent started but failed before it accepted the prompt.
     SessionInit,
+    /// The prompt was sent; nothing came back yet.
     Prompt,
+    /// Output had started: replay may repeat work.
     Stream,
+    /// After the prompt may have completed.
     Teardown,
 }
 
