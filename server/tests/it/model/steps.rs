@@ -29,6 +29,59 @@ pub enum Ident {
     OtherInvocation,
 }
 
+/// The `phase` the harness puts on a failure's envelope (most catalogue
+/// fixtures have none of their own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boundary {
+    /// Before any result: automatic recovery may go ahead.
+    Prompt,
+    Launch,
+    SessionInit,
+    /// Whatever the fixture says (mostly nothing).
+    Fixture,
+    /// No phase at all: the boundary is unknown.
+    Missing,
+    /// Output had started.
+    Stream,
+    Teardown,
+}
+
+impl Boundary {
+    /// The phase to set (`Some(None)`: remove it; `None`: keep the fixture's).
+    pub fn phase(self) -> Option<Option<&'static str>> {
+        match self {
+            Boundary::Prompt => Some(Some("prompt")),
+            Boundary::Launch => Some(Some("launch")),
+            Boundary::SessionInit => Some(Some("session_init")),
+            Boundary::Fixture => None,
+            Boundary::Missing => Some(None),
+            Boundary::Stream => Some(Some("stream")),
+            Boundary::Teardown => Some(Some("teardown")),
+        }
+    }
+}
+
+/// A failure report's `resumable` claim: the session (the one an effect
+/// report named, or another) and whether it names a provider-side turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resume {
+    pub same_session: bool,
+    pub turn: bool,
+}
+
+/// Whose invocation an effect report names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EffectOf {
+    /// The route's current generation, invocation and prompt generation.
+    Current,
+    /// The current invocation, one generation back (it failed, say).
+    OldGeneration,
+    /// The invocation of the route's last decided failure, at the
+    /// generation and prompt generation it was reported with (a retry of
+    /// it may have fallen due, or been delivered, since).
+    LastFailed,
+}
+
 /// Timed evidence, relative to the test clock (the fixtures' own times
 /// are long past once the clock has moved).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,13 +95,12 @@ pub enum Timed {
 #[derive(Debug, Clone)]
 pub enum Step {
     /// A failure whose evidence is catalogue fixture `fixture` (modulo
-    /// their number), optionally at teardown or claiming a resumable retry
-    /// of the session an effect named.
+    /// their number), at a boundary, perhaps claiming a resume.
     Fail {
         fixture: usize,
         ident: Ident,
-        teardown: bool,
-        resumable: bool,
+        boundary: Boundary,
+        resume: Option<Resume>,
     },
     /// A failure with a reset or retry-after hint `secs` from now.
     FailTimed {
@@ -56,17 +108,17 @@ pub enum Step {
         secs: u32,
         ident: Ident,
     },
-    /// Output or tool use: for the current invocation, or (`late`) for the
-    /// invocation one generation back.
+    /// Output or tool use, perhaps naming the provider session `sess-1`.
     Effect {
-        late: bool,
+        of: EffectOf,
         session: bool,
     },
     Success {
         ident: Ident,
     },
     /// Moves the test clock and fires what is due, then stops routes
-    /// whose dispatch lease ran out (what `POST /test/clock` does).
+    /// whose dispatch lease ran out or whose dispatch nobody claimed in
+    /// time (what `POST /test/clock` does).
     Advance {
         secs: u32,
     },
@@ -141,6 +193,34 @@ fn ident() -> impl Strategy<Value = Ident> {
     ]
 }
 
+fn boundary() -> impl Strategy<Value = Boundary> {
+    prop_oneof![
+        12 => Just(Boundary::Prompt),
+        1 => Just(Boundary::Launch),
+        1 => Just(Boundary::SessionInit),
+        2 => Just(Boundary::Fixture),
+        1 => Just(Boundary::Missing),
+        2 => Just(Boundary::Stream),
+        1 => Just(Boundary::Teardown),
+    ]
+}
+
+fn resume() -> impl Strategy<Value = Option<Resume>> {
+    prop::option::weighted(
+        0.25,
+        (prop::bool::weighted(0.8), prop::bool::weighted(0.8))
+            .prop_map(|(same_session, turn)| Resume { same_session, turn }),
+    )
+}
+
+fn effect_of() -> impl Strategy<Value = EffectOf> {
+    prop_oneof![
+        3 => Just(EffectOf::Current),
+        1 => Just(EffectOf::OldGeneration),
+        2 => Just(EffectOf::LastFailed),
+    ]
+}
+
 fn seconds() -> impl Strategy<Value = u32> {
     prop_oneof![
         6 => 0u32..=40,
@@ -166,12 +246,12 @@ fn act() -> impl Strategy<Value = Act> {
 
 pub fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        6 => (any::<usize>(), ident(), prop::bool::weighted(0.1), prop::bool::weighted(0.2))
-            .prop_map(|(fixture, ident, teardown, resumable)| Step::Fail { fixture, ident, teardown, resumable }),
+        6 => (any::<usize>(), ident(), boundary(), resume())
+            .prop_map(|(fixture, ident, boundary, resume)| Step::Fail { fixture, ident, boundary, resume }),
         4 => (timed(), seconds(), ident())
             .prop_map(|(timed, secs, ident)| Step::FailTimed { timed, secs, ident }),
-        2 => (prop::bool::weighted(0.3), any::<bool>())
-            .prop_map(|(late, session)| Step::Effect { late, session }),
+        3 => (effect_of(), any::<bool>())
+            .prop_map(|(of, session)| Step::Effect { of, session }),
         3 => ident().prop_map(|ident| Step::Success { ident }),
         6 => seconds().prop_map(|secs| Step::Advance { secs }),
         6 => (act(), prop::bool::weighted(0.2))
