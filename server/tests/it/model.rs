@@ -520,28 +520,8 @@ impl Sequence {
                         None => self.identity(Ident::OldGeneration),
                     },
                 };
-                let invocation = self.invocations.iter().position(|i| *i == invocation_id);
-                let session = session.then(|| "sess-1".to_string());
-                w.state
-                    .routes
-                    .report_effect(
-                        &self.main,
-                        EffectReport {
-                            generation: Generation(generation),
-                            invocation_id,
-                            prompt_generation,
-                            kind: "tool_call".into(),
-                            provider_session_id: session.clone(),
-                        },
-                    )
-                    .await
-                    .map_err(|e| format!("unexpected error: {e}"))?;
-                let attempts = self.model.attempts.len();
-                self.model
-                    .effect(generation, invocation, prompt_generation, session);
-                if self.model.attempts.len() > attempts {
-                    count(format!("late effect in {}", self.snapshot.state.as_str()));
-                }
+                self.effect(w, (generation, invocation_id, prompt_generation), *session)
+                    .await?;
             }
             Step::Success { ident } => {
                 let (generation, invocation_id, prompt_generation) = self.identity(*ident);
@@ -808,6 +788,40 @@ impl Sequence {
         Ok(())
     }
 
+    /// Reports an effect for `identity` (generation, invocation id, prompt
+    /// generation), perhaps naming provider session `sess-1`.
+    async fn effect(
+        &mut self,
+        w: &mut World,
+        identity: (i64, String, i64),
+        session: bool,
+    ) -> Result<(), String> {
+        let (generation, invocation_id, prompt_generation) = identity;
+        let invocation = self.invocations.iter().position(|i| *i == invocation_id);
+        let session = session.then(|| "sess-1".to_string());
+        w.state
+            .routes
+            .report_effect(
+                &self.main,
+                EffectReport {
+                    generation: Generation(generation),
+                    invocation_id,
+                    prompt_generation,
+                    kind: "tool_call".into(),
+                    provider_session_id: session.clone(),
+                },
+            )
+            .await
+            .map_err(|e| format!("unexpected error: {e}"))?;
+        let attempts = self.model.attempts.len();
+        self.model
+            .effect(generation, invocation, prompt_generation, session);
+        if self.model.attempts.len() > attempts {
+            count(format!("late effect in {}", self.snapshot.state.as_str()));
+        }
+        Ok(())
+    }
+
     /// Claims the main route's dispatch; answers whether there was one.
     async fn claim(&mut self, w: &mut World, lease_secs: u32) -> Result<bool, String> {
         let got = w
@@ -854,6 +868,13 @@ impl Sequence {
         ident: Ident,
         resume: Option<Resume>,
     ) -> Result<(), String> {
+        if resume.is_some_and(|r| r.effect_first) {
+            // Checked on its own, as an effect step is.
+            self.effect(w, self.identity(ident), true).await?;
+            self.check(w)
+                .await
+                .map_err(|e| format!("after the effect: {e}"))?;
+        }
         let (generation, invocation_id, prompt_generation) = self.identity(ident);
         let effect_items = has_effects(&evidence);
         let o = evidence.as_object_mut().expect("an envelope");
@@ -946,6 +967,9 @@ impl Sequence {
             }
             if a.held_by.is_some() {
                 count(format!("{want} decided by a hold"));
+            }
+            if a.resumed {
+                count(format!("{want} of a resumable failure"));
             }
             self.last_failed = Some((generation, invocation_id, prompt_generation));
         }
@@ -1087,6 +1111,9 @@ impl Sequence {
                 }
             }
             count(format!("event {}", e.kind));
+            if !matches!(e.kind.as_str(), "route.created" | "route.failure") {
+                count(format!("  {} {} -> {to}", e.kind, self.last_state.as_str()));
+            }
             self.last_event = e.id;
             self.last_state = to;
             self.last_generation = g;

@@ -356,6 +356,8 @@ pub struct AttemptM {
     /// Until when the circuit whose hold outlasted the policy's bound held
     /// the candidate, when that decided.
     pub held_by: Option<i64>,
+    /// The gate let a resume through (not stored: for the coverage count).
+    pub resumed: bool,
 }
 
 /// What a route snapshot's `last_failure` says, as far as the model goes.
@@ -663,6 +665,7 @@ impl Model {
             decision: d.kind,
             unsafe_reason: d.unsafe_reason,
             held_by: d.by_hold,
+            resumed: gate == Gate::Resumable,
         });
         d.kind
     }
@@ -807,6 +810,7 @@ impl Model {
             decision: "late_effect",
             unsafe_reason: None,
             held_by: None,
+            resumed: false,
         };
         let g = self.generation;
         let outstanding = self.pending.is_some()

@@ -62,11 +62,14 @@ impl Boundary {
 }
 
 /// A failure report's `resumable` claim: the session (the one an effect
-/// report named, or another) and whether it names a provider-side turn.
+/// report named, or another) and whether it names a provider-side turn;
+/// `effect_first`: an effect naming session `sess-1` is reported for the
+/// invocation just before (what an adapter that can resume does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resume {
     pub same_session: bool,
     pub turn: bool,
+    pub effect_first: bool,
 }
 
 /// Whose invocation an effect report names.
@@ -208,8 +211,16 @@ fn boundary() -> impl Strategy<Value = Boundary> {
 fn resume() -> impl Strategy<Value = Option<Resume>> {
     prop::option::weighted(
         0.25,
-        (prop::bool::weighted(0.8), prop::bool::weighted(0.8))
-            .prop_map(|(same_session, turn)| Resume { same_session, turn }),
+        (
+            prop::bool::weighted(0.8),
+            prop::bool::weighted(0.8),
+            prop::bool::weighted(0.7),
+        )
+            .prop_map(|(same_session, turn, effect_first)| Resume {
+                same_session,
+                turn,
+                effect_first,
+            }),
     )
 }
 
@@ -228,6 +239,18 @@ fn seconds() -> impl Strategy<Value = u32> {
         1 => Just(3_600u32),
         1 => Just(7_300u32),
         1 => Just(90_000u32),
+    ]
+}
+
+/// How long the rival's timed failures hold a circuit: mostly longer than
+/// the main route's clock moves, so its retries and switches meet them,
+/// and now and then beyond what a switch waits for.
+fn hold_seconds() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        2 => 0u32..=40,
+        4 => 41u32..=900,
+        1 => 901u32..=3_600,
+        1 => Just(7_300u32),
     ]
 }
 
@@ -262,9 +285,9 @@ pub fn step() -> impl Strategy<Value = Step> {
         2 => (policies(), 0usize..3, prop::option::weighted(0.3, 0usize..3))
             .prop_map(|(policies, rotate, drop)| Step::Edit { policies, rotate, drop }),
         1 => Just(Step::Restart),
-        3 => (any::<usize>(), prop::option::weighted(0.5, (timed(), seconds())))
+        5 => (any::<usize>(), prop::option::weighted(0.7, (timed(), hold_seconds())))
             .prop_map(|(fixture, timed)| Step::RivalFail { fixture, timed }),
-        2 => Just(Step::RivalRetry),
+        4 => Just(Step::RivalRetry),
     ]
 }
 
