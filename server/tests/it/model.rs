@@ -559,8 +559,20 @@ impl Sequence {
                     }
                 }
             }
-            Step::Advance { secs } => {
-                w.clock.advance(chrono::Duration::seconds(*secs as i64));
+            Step::Advance { .. } | Step::AdvanceToWait { .. } => {
+                let ms = match step {
+                    Step::AdvanceToWait { secs } => {
+                        let to = self
+                            .model
+                            .pending
+                            .as_ref()
+                            .map_or(0, |p| p.deadline - w.now());
+                        to.max(0) + *secs as i64 * 1000
+                    }
+                    Step::Advance { secs } => *secs as i64 * 1000,
+                    _ => unreachable!(),
+                };
+                w.clock.advance(chrono::Duration::milliseconds(ms));
                 // What `POST /test/clock` does.
                 w.state
                     .routes
@@ -702,7 +714,14 @@ impl Sequence {
                 self.model.fire(now, &held);
                 self.model.stop_unclaimed(now);
             }
-            Step::RivalFail { fixture, timed } => {
+            Step::RivalFail {
+                fixture,
+                timed,
+                retry_first,
+            } => {
+                if *retry_first {
+                    self.rival_retry(w).await?;
+                }
                 let all = fixtures();
                 let mut evidence = match timed {
                     Some((timed, secs)) => timed_evidence(*timed, *secs, w.now()),
@@ -725,26 +744,7 @@ impl Sequence {
                     .await
                     .map_err(|e| format!("rival failure: {e}"))?;
             }
-            Step::RivalRetry => {
-                let r = w
-                    .state
-                    .routes
-                    .get(&self.rival)
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let answer = w
-                    .state
-                    .routes
-                    .act(
-                        &self.rival,
-                        ActionRequest {
-                            action: Action::RetryNow,
-                            expected_generation: r.generation,
-                        },
-                    )
-                    .await;
-                let _ = outcome(answer)?;
-            }
+            Step::RivalRetry => self.rival_retry(w).await?,
         }
         // An attempt dispatched onto a candidate whose circuit had expired
         // (or that this route opened) holds that circuit's probe.
@@ -819,6 +819,29 @@ impl Sequence {
         if self.model.attempts.len() > attempts {
             count(format!("late effect in {}", self.snapshot.state.as_str()));
         }
+        Ok(())
+    }
+
+    /// The rival is retried by hand (if it is stopped), so it can fail again.
+    async fn rival_retry(&mut self, w: &mut World) -> Result<(), String> {
+        let r = w
+            .state
+            .routes
+            .get(&self.rival)
+            .await
+            .map_err(|e| e.to_string())?;
+        let answer = w
+            .state
+            .routes
+            .act(
+                &self.rival,
+                ActionRequest {
+                    action: Action::RetryNow,
+                    expected_generation: r.generation,
+                },
+            )
+            .await;
+        let _ = outcome(answer)?;
         Ok(())
     }
 
@@ -1479,6 +1502,7 @@ async fn regression_rival_circuit_holds_the_retry(engine: Engine) {
     let usage = |secs| Step::RivalFail {
         fixture: 0,
         timed: Some((Timed::UsageLimit, secs)),
+        retry_first: false,
     };
     let steps = vec![
         usage(600),

@@ -690,6 +690,9 @@ impl Model {
             };
         }
         let id = self.candidate.clone();
+        // A candidate the profile lost has no policy to authorise anything:
+        // stop for the profile. (A resume too: no policy says skip, so the
+        // resume rule has nothing to refuse.)
         let Some(p) = self.cand(&id).map(|c| c.policy(class)) else {
             self.stop("profile_changed");
             return Decided::plain("stop");

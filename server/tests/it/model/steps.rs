@@ -125,6 +125,11 @@ pub enum Step {
     Advance {
         secs: u32,
     },
+    /// As `Advance`, to `secs` past the route's pending wait's deadline
+    /// (or by `secs`, when nothing is pending): long waits fall due too.
+    AdvanceToWait {
+        secs: u32,
+    },
     Action {
         act: Act,
         stale: bool,
@@ -152,10 +157,12 @@ pub enum Step {
     Restart,
     /// The rival route (another profile, on one of the same resources,
     /// whose policy stops) fails, with a fixture's evidence or timed
-    /// evidence: it opens or extends that circuit.
+    /// evidence: it opens or extends that circuit. `retry_first`: a
+    /// stopped rival is retried by hand first, so the failure counts.
     RivalFail {
         fixture: usize,
         timed: Option<(Timed, u32)>,
+        retry_first: bool,
     },
     /// The rival is retried by hand, so it can fail again.
     RivalRetry,
@@ -181,7 +188,9 @@ fn policies() -> impl Strategy<Value = Vec<(Pol, Pol)>> {
 }
 
 pub fn setup() -> impl Strategy<Value = Setup> {
-    (1usize..=3, policies(), 0usize..3).prop_map(|(candidates, policies, rival_on)| Setup {
+    // The rival mostly on a candidate a skip from the first one meets.
+    let rival_on = prop_oneof![1 => Just(0usize), 2 => Just(1usize), 1 => Just(2usize)];
+    (1usize..=3, policies(), rival_on).prop_map(|(candidates, policies, rival_on)| Setup {
         candidates,
         policies,
         rival_on: rival_on % candidates,
@@ -277,6 +286,7 @@ pub fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(of, session)| Step::Effect { of, session }),
         3 => ident().prop_map(|ident| Step::Success { ident }),
         6 => seconds().prop_map(|secs| Step::Advance { secs }),
+        3 => (0u32..=2).prop_map(|secs| Step::AdvanceToWait { secs }),
         6 => (act(), prop::bool::weighted(0.2))
             .prop_map(|(act, stale)| Step::Action { act, stale }),
         3 => prop_oneof![1u32..=5, 6u32..=120, Just(3_600u32)].prop_map(|lease_secs| Step::Claim { lease_secs }),
@@ -285,9 +295,13 @@ pub fn step() -> impl Strategy<Value = Step> {
         2 => (policies(), 0usize..3, prop::option::weighted(0.3, 0usize..3))
             .prop_map(|(policies, rotate, drop)| Step::Edit { policies, rotate, drop }),
         1 => Just(Step::Restart),
-        5 => (any::<usize>(), prop::option::weighted(0.7, (timed(), hold_seconds())))
-            .prop_map(|(fixture, timed)| Step::RivalFail { fixture, timed }),
-        4 => Just(Step::RivalRetry),
+        5 => (
+            any::<usize>(),
+            prop::option::weighted(0.7, (timed(), hold_seconds())),
+            prop::bool::weighted(0.6),
+        )
+            .prop_map(|(fixture, timed, retry_first)| Step::RivalFail { fixture, timed, retry_first }),
+        2 => Just(Step::RivalRetry),
     ]
 }
 
