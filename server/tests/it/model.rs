@@ -1577,7 +1577,79 @@ async fn regression_retry_fires_on_a_removed_candidate(engine: Engine) {
     replay(engine, setup, steps, &["route.fired"]).await;
 }
 
+/// A skip onto the only other candidate while the rival's usage limit
+/// holds it for a minute: the route waits for that hold (held is not
+/// gone), the wait moves when the rival extends it, then the switch goes
+/// out once, is delivered, and succeeds.
+async fn regression_skip_waits_for_a_held_candidate(engine: Engine) {
+    let p = pol(0, 0, 0, true);
+    let usage = |secs| Step::RivalFail {
+        fixture: 0,
+        timed: Some((Timed::UsageLimit, secs)),
+        retry_first: true,
+    };
+    let steps = vec![
+        usage(60),
+        retry_after(0),
+        Step::Advance { secs: 30 },
+        usage(120),
+        Step::AdvanceToWait { secs: 0 },
+        Step::AdvanceToWait { secs: 0 },
+        Step::Deliver { lease_secs: 60 },
+        Step::Success {
+            ident: Ident::Current,
+        },
+    ];
+    replay(
+        engine,
+        Setup {
+            rival_on: 1,
+            ..uniform(2, p, p, 1)
+        },
+        steps,
+        &[
+            "route.held",
+            "route.fired",
+            "route.dispatch_acked",
+            "route.success",
+        ],
+    )
+    .await;
+}
+
+/// Effects of an invocation whose failure was retried arrive late: once
+/// the retry was delivered they are recorded; while the next retry is
+/// claimed but unacknowledged they withdraw it (its acknowledgement is
+/// refused) and stop the route.
+async fn regression_late_effects_after_the_retry_fell_due(engine: Engine) {
+    let p = pol(2, 5, 0, false);
+    let late = Step::Effect {
+        of: EffectOf::LastFailed,
+        session: false,
+    };
+    let steps = vec![
+        retry_after(0),
+        Step::Advance { secs: 5 },
+        Step::Deliver { lease_secs: 60 },
+        late.clone(),
+        retry_after(0),
+        Step::Advance { secs: 10 },
+        Step::Claim { lease_secs: 60 },
+        late,
+        Step::Ack { stale: false },
+    ];
+    replay(
+        engine,
+        uniform(1, p, p, 0),
+        steps,
+        &["route.late_effect", "route.dispatch_acked"],
+    )
+    .await;
+}
+
 on_both_engines!(
+    regression_skip_waits_for_a_held_candidate,
+    regression_late_effects_after_the_retry_fell_due,
     regression_retry_fires_on_a_removed_candidate,
     regression_removed_candidate_rejects_first,
     regression_reset_wait_once_per_cycle,
