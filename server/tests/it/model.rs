@@ -1647,7 +1647,35 @@ async fn regression_late_effects_after_the_retry_fell_due(engine: Engine) {
     .await;
 }
 
+/// A resumable failure (effects reported under `sess-1`, a resume of that
+/// session at a provider-side turn, `phase: prompt`) of a candidate the
+/// profile no longer has: there is no policy to say skip, so the decision
+/// is `stop` (`profile_changed`), as for any failure of a removed
+/// candidate — not `effect_unsafe` (`resume_needs_same_candidate`).
+async fn regression_a_resume_on_a_removed_candidate_stops_for_the_profile(engine: Engine) {
+    let p = pol(0, 0, 0, false);
+    let steps = vec![
+        Step::Edit {
+            policies: vec![(p, p); 3],
+            rotate: 0,
+            drop: Some(0),
+        },
+        Step::Fail {
+            fixture: 1_214_773_807_409_000_109,
+            ident: Ident::Current,
+            boundary: Boundary::Prompt,
+            resume: Some(Resume {
+                same_session: true,
+                turn: true,
+                effect_first: true,
+            }),
+        },
+    ];
+    replay(engine, uniform(2, p, p, 0), steps, &["route.failure"]).await;
+}
+
 on_both_engines!(
+    regression_a_resume_on_a_removed_candidate_stops_for_the_profile,
     regression_skip_waits_for_a_held_candidate,
     regression_late_effects_after_the_retry_fell_due,
     regression_retry_fires_on_a_removed_candidate,
