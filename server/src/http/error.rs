@@ -35,7 +35,9 @@ pub enum HttpError {
     /// switched off (e.g. the test clock).
     Forbidden(String),
     /// 429: this token sent too much; retry after this many seconds.
-    RateLimited(u64),
+    /// Too many requests of one kind (`what`, plural) from one credential;
+    /// the caller may try again after the seconds given.
+    RateLimited(&'static str, u64),
     /// 503: the database cannot be read or written; nothing changed.
     Unavailable(String),
     /// 500: a bug; details are in the log only.
@@ -61,7 +63,7 @@ impl HttpError {
             HttpError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             HttpError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             HttpError::Forbidden(_) => StatusCode::FORBIDDEN,
-            HttpError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            HttpError::RateLimited(..) => StatusCode::TOO_MANY_REQUESTS,
             HttpError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             HttpError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -103,9 +105,9 @@ impl HttpError {
             ),
             HttpError::Unauthorized(m) => ApiError::new(ErrorCode::Unauthorized, m),
             HttpError::Forbidden(m) => ApiError::new(ErrorCode::Forbidden, m),
-            HttpError::RateLimited(seconds) => ApiError::new(
+            HttpError::RateLimited(what, seconds) => ApiError::new(
                 ErrorCode::RateLimited,
-                format!("Too many evidence reports from this token; nothing was recorded. Retry in {seconds} s."),
+                format!("Too many {what} from this token; nothing was recorded. Retry in {seconds} s."),
             ),
             HttpError::Unavailable(detail) => {
                 tracing::error!(%detail, "database unavailable");
@@ -130,7 +132,7 @@ impl IntoResponse for HttpError {
             HttpError::Unauthorized(_) => {
                 Some((axum::http::header::WWW_AUTHENTICATE, "Bearer".to_string()))
             }
-            HttpError::RateLimited(seconds) => {
+            HttpError::RateLimited(_, seconds) => {
                 Some((axum::http::header::RETRY_AFTER, seconds.to_string()))
             }
             // The database is down, full, read-only or too slow: nothing

@@ -104,7 +104,7 @@ async fn admit_and_run(
             // its token).
             if rule == Rule::Need(Permission::EvidenceSubmit) {
                 if let Some(Err(seconds)) = access.map(|a| a.take_evidence(&principal)) {
-                    return HttpError::RateLimited(seconds).into_response();
+                    return HttpError::RateLimited("evidence reports", seconds).into_response();
                 }
             }
             req.extensions_mut().insert(principal);

@@ -74,7 +74,7 @@ pub async fn create(
         .map_err(HttpError::Forbidden)?;
     s.access
         .take_opening(&caller)
-        .map_err(HttpError::RateLimited)?;
+        .map_err(|seconds| HttpError::RateLimited("route creations", seconds))?;
     let key = idempotency_key(&headers)?.map(|key| RouteKey {
         scope: caller.id.clone(),
         key,

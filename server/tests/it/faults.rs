@@ -231,7 +231,8 @@ async fn postgres_stopped_and_restarted_under_load() {
     let store = store::connect(&proxy.url_through(&url))
         .await
         .expect("connect through the proxy");
-    let s = TestServer::start_with(db, store).await;
+    // Four clients as fast as they can go: no per-token quota in the way.
+    let s = TestServer::start_unlimited(db, store).await;
     let api = s.api();
     let profile = api
         .profile(&[("Claude", policy(1, 2, 0, "stop"), policy(0, 0, 0, "stop"))])

@@ -178,6 +178,26 @@ impl TestServer {
     /// A server over `store`, which may differ from `db.store` (a read-only
     /// connection to the same database, say).
     pub async fn start_with(db: TestDb, store: DynStore) -> TestServer {
+        TestServer::start_setup(db, store, |s| s).await
+    }
+
+    /// [`TestServer::start_with`] without the per-token limits on route
+    /// creation and evidence: for load generators, whose clients open
+    /// routes faster than any one adapter should.
+    pub async fn start_unlimited(db: TestDb, store: DynStore) -> TestServer {
+        TestServer::start_setup(db, store, |s| server::http::Setup {
+            routes_per_minute: 0,
+            evidence_per_minute: 0,
+            ..s
+        })
+        .await
+    }
+
+    async fn start_setup(
+        db: TestDb,
+        store: DynStore,
+        adjust: impl FnOnce(server::http::Setup) -> server::http::Setup,
+    ) -> TestServer {
         // Server logs only when asked for: RUST_LOG=warn cargo test …
         if std::env::var_os("RUST_LOG").is_some() {
             server::telemetry::init();
@@ -185,7 +205,8 @@ impl TestServer {
         let clock = Clock::manual(start_time());
         // `store` may be unable to write: the token goes in through `db`.
         grant_admin(&db.store).await;
-        let (addr, tx, handle) = serve(services(store, clock.clone())).await;
+        let state = server::http::AppState::new(&adjust(setup(store, clock.clone())));
+        let (addr, tx, handle) = serve(state).await;
         TestServer {
             addr,
             base: format!("http://{addr}"),
@@ -498,11 +519,16 @@ pub fn usage_limit_in(seconds: i64) -> serde_json::Value {
 /// The application's services over `store`, without an HTTP server or a
 /// timer loop: tests drive timers themselves.
 pub fn services(store: DynStore, clock: SharedClock) -> server::http::AppState {
-    server::http::AppState::new(&server::http::Setup {
+    server::http::AppState::new(&setup(store, clock))
+}
+
+/// The tests' service settings: a small body limit and the test clock.
+fn setup(store: DynStore, clock: SharedClock) -> server::http::Setup {
+    server::http::Setup {
         max_body_bytes: 64 * 1024,
         test_clock: true,
         ..server::http::Setup::new(store, clock)
-    })
+    }
 }
 
 /// Serves `state` the way `serve` does, on an ephemeral port, until the
