@@ -68,7 +68,8 @@ pub async fn profile(s: &AppState, initial_seconds: u32) -> anyhow::Result<Profi
 /// route's current invocation: transient, so the policy retries.
 pub fn overloaded(route: &RouteSnapshot) -> serde_json::Value {
     json!({"generation": route.generation, "invocation_id": route.invocation_id,
-           "prompt_generation": route.prompt_generation, "agent": "claude-code", "provider_id": "anthropic",
+           "prompt_generation": route.prompt_generation, "phase": "prompt",
+           "agent": "claude-code", "provider_id": "anthropic",
            "items": [{"kind": "http", "status": 529, "headers": {},
                       "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}]})
 }
