@@ -3,7 +3,7 @@ import * as path from 'node:path';
 
 // The kandev-recovery binary the suite runs against (scripts/test sets it).
 export const root = path.resolve(__dirname, '..');
-export const bin = process.env.KANDEV_BIN ?? path.join(root, 'target/release/kandev-recovery');
+export const bin = process.env.KANDEV_BIN ?? path.join(root, 'target/debug/kandev-recovery');
 
 /** Runs `kandev-recovery token create` on a database; answers the secret (its last line). */
 export function mintToken(databaseUrl: string, name: string, permissions: string): string {
@@ -13,7 +13,7 @@ export function mintToken(databaseUrl: string, name: string, permissions: string
   return out.trim().split('\n').pop()!.trim();
 }
 
-// Waits until the server started by `cargo leptos end-to-end` is ready,
+// Waits until the server Playwright started (playwright.config.ts) is ready,
 // then mints the suite's admin token on its database: the server checks
 // credentials as in production. Workers inherit it through the environment
 // (playwright.config.ts sends it with every request).

@@ -1,9 +1,15 @@
 import { defineConfig } from '@playwright/test';
+import * as path from 'node:path';
 
-// `cargo leptos end-to-end` starts the server and then runs these tests;
-// global-setup waits until it answers. Browsers come from Debian's
-// chromium: Playwright's own download cannot run here.
+// Playwright starts the server (KANDEV_BIN, by default the debug binary
+// `cargo test` built, serving the site `cargo xtask site` put in
+// target/site) on DATABASE_URL, then runs these tests; global-setup mints
+// their token. With E2E_BASE_URL set it tests that server instead and
+// starts nothing. Browsers come from Debian's chromium: Playwright's own
+// download cannot run here.
+const root = path.resolve(__dirname, '..');
 const baseURL = process.env.E2E_BASE_URL ?? 'http://127.0.0.1:3000';
+const bin = process.env.KANDEV_BIN ?? path.join(root, 'target/debug/kandev-recovery');
 
 export default defineConfig({
   testDir: './tests',
@@ -37,4 +43,16 @@ export default defineConfig({
     },
   },
   projects: [{ name: 'chromium' }],
+  webServer: process.env.E2E_BASE_URL
+    ? undefined
+    : {
+        command: `"${bin}" serve --listen 127.0.0.1:3000`,
+        cwd: root,
+        url: `${baseURL}/readyz`,
+        timeout: 120_000,
+        reuseExistingServer: false,
+        stdout: 'ignore',
+        stderr: 'pipe',
+        env: { ...process.env, LEPTOS_SITE_ROOT: path.join(root, 'target/site') } as Record<string, string>,
+      },
 });

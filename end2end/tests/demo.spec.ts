@@ -57,13 +57,13 @@ test('demo: a capacity route passes retry_wait → retrying → active live with
   await expect(badge).toHaveText('Retrying', { timeout: left() });
   await expect(badge).toHaveText('Working', { timeout: left() });
   expect(Date.now() - started).toBeLessThan(60_000);
-  // The switch scenario switches: Gemini's retry runs out, Claude is
-  // paused by the capacity scenario's circuit for a few seconds, and the
-  // route waits for it instead of stopping, then works on Claude.
+  // The switch scenario switches: Gemini's retries run out and the route
+  // moves on to Claude instead of stopping — at once, or after waiting in
+  // "Switching" when the capacity scenario's circuit paused Claude a moment
+  // before (which of the two depends on how the rounds interleave).
   const switching = page.getByRole('listitem').filter({ hasText: 'demo: switch (round 1)' });
-  await expect(switching.locator('.state-badge')).toHaveText('Switching to the next candidate', { timeout: left() });
+  await expect(switching).toContainText('Claude', { timeout: left() });
   await expect(switching.locator('.state-badge')).toHaveText('Working', { timeout: left() });
-  await expect(switching).toContainText('Claude');
   expect(Date.now() - started).toBeLessThan(60_000);
   // The other scenarios are there too, each where SPEC.md says it goes.
   for (const scenario of ['demo: unknown error (round 1)', 'demo: tool activity (round 1)']) {

@@ -386,8 +386,8 @@ pub struct ServeArgs {
     )]
     pub database_url: String,
 
-    /// Directory holding the built site (WASM, JS, CSS), as cargo-leptos
-    /// writes it.
+    /// Directory holding the built site (WASM, JS, CSS), as `cargo xtask
+    /// site` writes it.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
 
@@ -471,7 +471,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// `serve` options from the environment and defaults alone, for a bare
-    /// `kandev-recovery` (which is what `cargo leptos serve` runs).
+    /// `kandev-recovery` (which is what `cargo leptos watch` runs).
     pub fn parse_from_env() -> Self {
         #[derive(Parser)]
         struct Only {

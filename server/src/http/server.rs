@@ -215,8 +215,9 @@ pub async fn serve(
         use std::io::Write;
         let _ = writeln!(
             std::io::stdout(),
-            "\nNo users yet: created the administrator `admin`. Sign in (the link works once, for {} hours):\n\n    http://{address}{path}\n",
-            crate::auth::access::SIGN_IN_LINK_HOURS
+            "\nNo users yet: created the administrator `admin`. Sign in (the link works once, for {} hours):\n\n    http://{address}{path}\n\n{}\n",
+            crate::auth::access::SIGN_IN_LINK_HOURS,
+            first_steps(args.demo, address),
         );
     }
     tracing::info!(
@@ -228,6 +229,20 @@ pub async fn serve(
     server.serve(listener, shutdown).await?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// What a newcomer does next, printed under the first sign-in link.
+fn first_steps(demo: bool, address: std::net::SocketAddr) -> String {
+    if demo {
+        format!(
+            "Then open http://{address}/routes: simulated agents go through each recovery scenario \
+             (retries, a reset wait, a switch, stops for you) within a minute."
+        )
+    } else {
+        "New here? `scripts/run --demo` (or `kandev-recovery demo`) serves simulated agents going \
+         through each recovery scenario within a minute; the README explains profiles, routes and adapters."
+            .to_string()
+    }
 }
 
 /// The folder of the SQLite file `url` names (`None`: PostgreSQL or an
