@@ -125,7 +125,10 @@ fn workspace_root() -> PathBuf {
 /// Prints a step's heading; the returned guard prints how long it took.
 fn step(what: String) -> Step {
     eprintln!("\x1b[1m==> {what}\x1b[0m");
-    Step { what, started: Instant::now() }
+    Step {
+        what,
+        started: Instant::now(),
+    }
 }
 
 struct Step {
@@ -136,7 +139,11 @@ struct Step {
 impl Drop for Step {
     fn drop(&mut self) {
         if !std::thread::panicking() {
-            eprintln!("    {} took {:.1} s", self.what, self.started.elapsed().as_secs_f64());
+            eprintln!(
+                "    {} took {:.1} s",
+                self.what,
+                self.started.elapsed().as_secs_f64()
+            );
         }
     }
 }
@@ -152,7 +159,9 @@ fn cargo() -> Command {
 }
 
 fn check(cmd: &mut Command) -> Result<()> {
-    let status = cmd.status().with_context(|| format!("cannot start {cmd:?}"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
     if !status.success() {
         bail!("{cmd:?} failed ({status})");
     }
@@ -187,7 +196,10 @@ fn frontend(mode: Mode) -> Result<PathBuf> {
     check(&mut cmd).context(
         "the WASM build failed (is the target installed? `rustup target add wasm32-unknown-unknown`)",
     )?;
-    Ok(Path::new("target").join(WASM_TARGET).join(profile_dir).join("frontend.wasm"))
+    Ok(Path::new("target")
+        .join(WASM_TARGET)
+        .join(profile_dir)
+        .join("frontend.wasm"))
 }
 
 /// Generates the JavaScript glue and the final `.wasm` next to it, then
@@ -196,8 +208,17 @@ fn frontend(mode: Mode) -> Result<PathBuf> {
 /// `scripts/run` does not spend half a minute in wasm-opt again.
 fn bindgen(mode: Mode, wasm: &Path, pkg: &Path) -> Result<()> {
     let meta = std::fs::metadata(wasm).with_context(|| format!("no {}", wasm.display()))?;
-    let modified = meta.modified()?.duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos();
-    let stamp_text = format!("{} {} {} {modified}\n", mode.name(), wasm.display(), meta.len());
+    let modified = meta
+        .modified()?
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let stamp_text = format!(
+        "{} {} {} {modified}\n",
+        mode.name(),
+        wasm.display(),
+        meta.len()
+    );
     let stamp = pkg.join(".built-from");
     let out_wasm = pkg.join(format!("{OUTPUT_NAME}.wasm"));
     let out_js = pkg.join(format!("{OUTPUT_NAME}.js"));
@@ -205,7 +226,10 @@ fn bindgen(mode: Mode, wasm: &Path, pkg: &Path) -> Result<()> {
         && out_js.exists()
         && std::fs::read_to_string(&stamp).is_ok_and(|s| s == stamp_text)
     {
-        eprintln!("==> the browser bundle is up to date ({})", out_wasm.display());
+        eprintln!(
+            "==> the browser bundle is up to date ({})",
+            out_wasm.display()
+        );
         return Ok(());
     }
     // A half-written site must not look current if a later step fails.
@@ -255,15 +279,22 @@ fn wasm_opt() -> Result<PathBuf> {
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    for entry in std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))? {
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
         let entry = entry?;
         let target = to.join(entry.file_name());
         if entry.file_type()?.is_dir() {
             std::fs::create_dir_all(&target)?;
             copy_dir(&entry.path(), &target)?;
         } else {
-            std::fs::copy(entry.path(), &target)
-                .with_context(|| format!("cannot copy {} to {}", entry.path().display(), target.display()))?;
+            std::fs::copy(entry.path(), &target).with_context(|| {
+                format!(
+                    "cannot copy {} to {}",
+                    entry.path().display(),
+                    target.display()
+                )
+            })?;
         }
     }
     Ok(())
@@ -283,7 +314,9 @@ fn server(mode: Mode) -> Result<()> {
 /// Replaces this process with the server, so a terminal's Ctrl-C and a
 /// supervisor's SIGTERM reach it directly.
 fn serve(mode: Mode, args: Vec<OsString>) -> Result<()> {
-    let bin = Path::new("target").join(mode.name()).join("kandev-recovery");
+    let bin = Path::new("target")
+        .join(mode.name())
+        .join("kandev-recovery");
     let mut cmd = Command::new(&bin);
     cmd.args(args).env("LEPTOS_SITE_ROOT", SITE_ROOT);
     exec(cmd).with_context(|| format!("cannot run {}", bin.display()))
