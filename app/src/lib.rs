@@ -7,7 +7,7 @@
 //! - [`profile`]: dynamic profiles on the wire and their validation.
 //! - [`route`]: route snapshots, attempts, dispatches and events on the
 //!   wire, the typed vocabulary (decisions, stop reasons, outcomes,
-//!   dispatch and schedule states) and SPEC.md's state table
+//!   dispatch and schedule states) and docs/design.md's state table
 //!   ([`route::machine`]).
 //! - [`circuit`]: shared resource circuits on the wire.
 //! - [`people`]: people who sign in, for the administrator's page.

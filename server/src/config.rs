@@ -37,7 +37,7 @@ pub enum Command {
     /// 3 the route stopped for a person; 4 the service could not be reached
     /// or refused a report; 130 interrupted.
     #[command(
-        after_help = "Example:\n  kandev-recovery run --profile \"Claude then Codex\" -- \"fix the failing test\"\n\nThe configuration file has one [agents.<profile_ref>] table per candidate; see the README (\"Use it with your agents\")."
+        after_help = "Example:\n  kandev-recovery run --profile \"Claude then Codex\" -- \"fix the failing test\"\n\nThe configuration file has one [agents.<profile_ref>] table per candidate; see docs/adapters.md (\"The runner configuration\")."
     )]
     Run(RunArgs),
     /// Serve the app with demo profiles and simulated agents.

@@ -1,4 +1,4 @@
-//! Prometheus metrics, served at `GET /metrics` (names in the README's
+//! Prometheus metrics, served at `GET /metrics` (names in docs/api.md's
 //! "Metrics" section). Two kinds, on purpose:
 //!
 //! - Counters and histograms are this instance's own, since it started:

@@ -7,10 +7,11 @@
 //! - an object `{"on_error": <action>, "per_code": {<code>: <action>, …}}`
 //!   (`per_code` may also be a list of `{"code", "action"}` objects).
 //!
-//! Mapping (SPEC.md): `try_next` → no wait, no retry, skip; `stop` → no wait,
-//! no retry, stop; `retry_same` → one same-candidate retry after 5 s, then
-//! stop. The default action sets both classes; an explicit per-code rule
-//! overrides the class its code belongs to.
+//! Mapping (docs/design.md, “Legacy policies”): `try_next` → no wait, no
+//! retry, skip; `stop` → no wait, no retry, stop; `retry_same` → one
+//! same-candidate retry after 5 s, then stop. The default action sets both
+//! classes; an explicit per-code rule overrides the class its code belongs
+//! to.
 //!
 //! **Conflicts.** When per-code rules inside one class disagree, the most
 //! conservative action wins, always: `stop` over `retry_same` over

@@ -1,4 +1,4 @@
-//! SPEC.md's route state table, and nothing else. Every transition the route
+//! The route state table of docs/design.md, and nothing else. Every transition the route
 //! service commits is first checked here; a trigger the table does not allow
 //! in the current state is refused.
 //!
@@ -16,8 +16,8 @@
 //!   dispatches it and the route stays `switching` (the same row, its
 //!   dispatch deferred).
 //!
-//! And it adds only stops for a person (→ `action_required`), which SPEC.md
-//! allows from anywhere automatic work could go wrong:
+//! And it adds only stops for a person (→ `action_required`), which the
+//! design (docs/design.md) allows from anywhere automatic work could go wrong:
 //! - `stop` and `cancel` from every state but a stopped one (`active`,
 //!   `retrying` and `switching` too): an outstanding dispatch is withdrawn.
 //! - A dispatch nobody claimed within the deployment's dispatch timeout.
@@ -136,7 +136,7 @@ mod tests {
     use super::*;
     use RouteState::*;
 
-    /// Every row of SPEC.md's state table.
+    /// Every row of docs/design.md's state table.
     #[test]
     fn spec_state_table() {
         let rows: &[(RouteState, Trigger, RouteState)] = &[

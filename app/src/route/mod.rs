@@ -2,7 +2,7 @@
 //! API returns them and the route panels render them, with the states and
 //! kinds they carry. Shared by server and browser. Beside them:
 //! [`decision`] (what a failure led to: decision kinds, stop reasons,
-//! outcomes) and [`machine`] (SPEC.md's state table and the manual actions
+//! outcomes) and [`machine`] (docs/design.md's state table and the manual actions
 //! it allows).
 
 pub mod decision;
@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 wire_names! {
-    /// SPEC.md's route states (plus the terminal `completed` / `cancelled`).
+    /// The route states of docs/design.md (plus the terminal `completed` / `cancelled`).
     #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
     pub enum RouteState {
         /// The current candidate is working (or about to be prompted).

@@ -247,7 +247,7 @@ fn within_limits(c: &ClassPolicy) {
 
 /// Legacy documents built from the bytes (the shape, the default action and
 /// per-code rules over the built-in codes and garbage), normalised and
-/// compared with a reference model of README's rules: `try_next` when no
+/// compared with a reference model of docs/design.md's legacy rules: `try_next` when no
 /// default is given, a per-code rule overriding its class, the most
 /// conservative rule of a class winning (`stop` over `retry_same` over
 /// `try_next`), and anything unmappable refused rather than guessed.
@@ -314,7 +314,7 @@ pub fn legacy_bytes(data: &[u8]) {
     assert_eq!(got, legacy_model(&doc), "normalising {doc}");
 }
 
-/// What README's legacy rules make of `doc`; `None` when something in it
+/// What docs/design.md's legacy rules make of `doc`; `None` when something in it
 /// cannot be mapped.
 fn legacy_model(doc: &Value) -> Option<CandidatePolicy> {
     let parse = |v: &Value| v.as_str().and_then(LegacyAction::parse);

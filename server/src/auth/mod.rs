@@ -1,7 +1,8 @@
 //! Access: who may do what.
 //!
 //! - [`rules`]: the permissions and which one each kind of request needs —
-//!   pure, no HTTP or database (SPEC.md's permission rules live here).
+//!   pure, no HTTP or database (the permission rules of docs/design.md,
+//!   “Permissions”, live here).
 //! - [`secret`]: random secrets, their stored digests, constant-time
 //!   comparison.
 //! - [`access`]: checks a request's credential (bearer token or browser

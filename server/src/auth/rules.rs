@@ -2,7 +2,7 @@
 //! and whether a credential carries it. No HTTP and no database here, so the
 //! rules are read (and tested) in one place.
 //!
-//! SPEC.md's requirements, as rules:
+//! docs/design.md (“Permissions”), as rules:
 //! - only `profiles:manage` changes a policy (create, edit, delete profiles);
 //! - selecting a profile (`profiles:select`, opening routes) grants nothing
 //!   else: no credentials, raw evidence or classifier internals (the
@@ -190,7 +190,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// A short description, for the README's matrix and error messages.
+    /// A short description, for the permission matrix and error messages.
     pub fn describe(self) -> String {
         match self {
             Rule::Public => "public".into(),

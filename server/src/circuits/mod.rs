@@ -1,10 +1,10 @@
 //! Shared resource circuits: one provider, account, model or profile that
 //! is failing for everyone, so a hundred routes do not hammer it.
 //!
-//! SPEC.md: "Shared resource circuits remain an eligibility input … Expired
-//! circuits recover through one exclusive probe"; "If many sessions share an
-//! open resource circuit, one probe owns recovery and the rest continue
-//! waiting or evaluate other candidates without stampede."
+//! docs/design.md (“Circuits”): a circuit is an eligibility input, not a
+//! second policy; an expired circuit recovers through one exclusive probe,
+//! and while one route holds the probe the others keep waiting or move to
+//! other candidates, without a stampede.
 //!
 //! This module is the pure core: which resource a failure names
 //! ([`CircuitKey`]), when a failure opens a circuit and for how long
@@ -20,9 +20,9 @@
 //! waiters released a few at a time; failure: `open` again with the new
 //! hint. A probe whose holder never reports is released after its lease.
 //!
-//! The route whose failure opened a circuit is its *owner*: SPEC.md has
-//! "a per-candidate policy controls the current route response; circuit
-//! state prevents concurrent sessions from creating a retry herd". So the
+//! The route whose failure opened a circuit is its *owner*: the candidate's
+//! policy paces that route's own response, and the circuit keeps concurrent
+//! routes from making a retry herd (docs/design.md, “Circuits”). So the
 //! owner's own policy keeps pacing it (its 5, 10, 20 s retries, or its
 //! switch to the next candidate), and each of its attempts on the resource
 //! is the probe. The circuit exists to hold back everyone else.

@@ -23,7 +23,7 @@ pub const RULE_UNMATCHED: &str = "fallback.unmatched";
 /// Rule id reported when the best tier's rules disagreed.
 pub const RULE_CONFLICT: &str = "fallback.conflict";
 
-/// The classifier's answer, in the shape DESIGN.md fixes.
+/// The classifier's answer, in the shape docs/design.md fixes (“The classification”).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Classification {
     /// Stable semantic cause, e.g. `provider_overloaded`.

@@ -49,7 +49,7 @@ impl Entry {
 }
 
 /// One endpoint and its rule, as the route list declares it (for the
-/// permission matrix and the README's table).
+/// permission matrix and the table in docs/access.md).
 #[derive(Debug, Clone)]
 pub struct Endpoint {
     pub method: Method,
@@ -103,7 +103,8 @@ fn v1() -> Vec<Entry> {
         doc(READ, routes!(session::get)),
         doc(READ, routes!(session::sign_out)),
         doc(READ, routes!(catalogue_summary)),
-        // Classifier internals: SPEC.md keeps them from profile selection.
+        // Classifier internals: profile selection does not reach them
+        // (docs/design.md, “Permissions”).
         doc(
             Rule::Need(Permission::CatalogueRead),
             routes!(catalogue_unknown),

@@ -42,7 +42,7 @@ use utoipa::OpenApi;
 pub struct ApiDoc;
 
 /// `Authorization: Bearer <token>` (or a browser session). Each endpoint's
-/// permission is in the README's matrix and `crate::http::api`.
+/// permission is in docs/access.md's matrix and `crate::http::api`.
 struct BearerAuth;
 
 impl utoipa::Modify for BearerAuth {

@@ -1,6 +1,6 @@
 //! Recovery decisions: pure functions from (gate verdict, classification,
 //! candidate policy, per-cycle usage, the candidate's circuit hold, now) to
-//! a [`Decision`], in SPEC.md's order. No I/O, no clock: the route service
+//! a [`Decision`], in the policy order of docs/design.md. No I/O, no clock: the route service
 //! supplies `now` and commits whatever this returns.
 //!
 //! Order: reject stale evidence (changes nothing); reject unclassified or
@@ -18,8 +18,8 @@
 //! this failure — for a reset wait its `max_wait_seconds`, for a retry the
 //! delays of the retries it has left. A hold beyond that bound applies the
 //! exhausted outcome at once (`by_hold`), as a reset beyond the maximum
-//! does (SPEC.md: it "is not shortened; Kandev proceeds to retry or the
-//! exhausted outcome").
+//! does (docs/design.md, “The policy order”: such a reset is not
+//! shortened; the retry or the exhausted outcome decides).
 //!
 //! A [`GateVerdict::Resumable`] failure may be retried or waited on (its
 //! successor resumes the same provider session), never switched: another
@@ -118,7 +118,7 @@ pub struct Usage {
     pub reset_used: bool,
 }
 
-/// SPEC.md's policy evaluation. `gate` is the effect-safety verdict for the
+/// The policy order of docs/design.md. `gate` is the effect-safety verdict for the
 /// evidence; `usage` is for the failing candidate and the failure's class;
 /// `held_until` is when the candidate's circuits let it be tried again.
 pub fn evaluate(

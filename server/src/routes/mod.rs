@@ -1,4 +1,5 @@
-//! Durable recovery routes: SPEC.md's state machine over the store.
+//! Durable recovery routes: the route state table of docs/design.md over
+//! the store.
 //!
 //! Layout, one concept per module:
 //! - [`machine`] (in `app::route`, shared with the browser): the state

@@ -84,7 +84,7 @@ pub fn decide(
         reset_at: classification.reset_at,
     };
     let Some(candidate) = candidate else {
-        // SPEC.md's order rejects unclassified, not-the-provider's and
+        // The policy order (docs/design.md) rejects unclassified, not-the-provider's and
         // effect-unsafe failures before any policy is read, so a lost
         // candidate only changes what a provider failure does: it
         // authorises nothing (stop).
@@ -606,8 +606,8 @@ pub enum Switch {
     AllHeld(Option<CircuitHold>),
 }
 
-/// A switch waiting for its candidate's circuit (SPEC.md's `switching`
-/// row, its dispatch deferred to the hold's end: held is not gone).
+/// A switch waiting for its candidate's circuit (the `switching` row of
+/// docs/design.md's state table, its dispatch deferred to the hold's end: held is not gone).
 #[derive(Debug, Clone)]
 pub struct HeldSwitch {
     pub until: DateTime<Utc>,

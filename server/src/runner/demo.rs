@@ -1,5 +1,6 @@
 //! `kandev-recovery demo`: the app with demo profiles and built-in simulated
-//! agents that loop through SPEC.md's scenarios — capacity errors retried
+//! agents that loop through the scenarios of docs/design.md (“Scenarios”)
+//! — capacity errors retried
 //! on the schedule, a near quota reset waited for, a switch to the next
 //! candidate, an unknown error and tool activity stopping for a person — so
 //! a newcomer sees routes recover live within a minute of start.
@@ -100,7 +101,7 @@ fn codex() -> Value {
     )
 }
 
-/// SPEC.md's scenarios, as the demo plays them.
+/// The scenarios of docs/design.md (“Scenarios”), as the demo plays them.
 fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {

@@ -1,5 +1,5 @@
 //! The evidence envelope a failed attempt becomes, in the wire shape of
-//! DESIGN.md ("Evidence envelope"). Pure: the attempt shell collects, this
+//! docs/design.md (“The evidence envelope”). Pure: the attempt shell collects, this
 //! assembles. Items keep the order an adapter saw them in — effects first
 //! (they happened before the error), then the CLI's structured errors, the
 //! stream tails and the exit — because order is evidence too: the agent's
@@ -92,7 +92,7 @@ impl EffectKind {
     }
 }
 
-/// Where in its life the attempt failed (DESIGN.md's phases).
+/// Where in its life the attempt failed (docs/design.md, “Phases”).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {

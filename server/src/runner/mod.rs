@@ -41,7 +41,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use ui::Ui;
 
-/// The runner's exit codes (documented in the README).
+/// The runner's exit codes (documented in docs/adapters.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     Succeeded,

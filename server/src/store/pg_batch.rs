@@ -4,7 +4,7 @@
 //! Member by member (the shared path in `sql.rs`), a batch costs a round
 //! trip for every statement of every member and a savepoint between
 //! members, and PostgreSQL's backend spends more on those round trips than
-//! on the rows (README, "Where decisions go"). Most batches are plain —
+//! on the rows (docs/architecture.md, "How a transition is stored"). Most batches are plain —
 //! each member moves a different route on, and none consumes a schedule
 //! or a dispatch or changes a circuit — and such a batch can be written a
 //! table at a time: every route fenced on its generation in one `UPDATE …

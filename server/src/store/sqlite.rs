@@ -268,7 +268,7 @@ pub enum LockError {
         "another kandev-recovery server is already serving the SQLite database {} (it holds {}). \
          SQLite is the single-instance embedded engine: one server per file. To run several \
          instances, point all of them at one PostgreSQL database (DATABASE_URL=postgres://…); \
-         see \"Running several instances\" in the README",
+         see \"Running several instances\" in docs/operations.md",
         db.display(),
         lock.display()
     )]

@@ -5,9 +5,10 @@
 //! Through sqlx every statement is a hop to the connection's worker
 //! thread and back — two thread switches — and a batch is several
 //! statements per member, run one after another under SQLite's single
-//! writer: the hops, not SQLite, bounded committed decisions (README,
-//! "Where decisions go"). Here a batch is one hop in (the queue) and one
-//! answer out per member, and its statements are prepared once and kept.
+//! writer: the hops, not SQLite, bounded committed decisions
+//! (docs/architecture.md, "How a transition is stored"). Here a batch is
+//! one hop in (the queue) and one answer out per member, and its
+//! statements are prepared once and kept.
 //!
 //! The statements are [`transition::statements`], the same list the
 //! PostgreSQL store runs, with the same savepoint per member. The writer

@@ -1,5 +1,5 @@
 //! Access control: the permission matrix over every endpoint of the route
-//! list, SPEC.md's permission rules as requests, and tokens (revocation,
+//! list, docs/design.md's permission rules as requests, and tokens (revocation,
 //! secrets never stored).
 
 use crate::support::{policy, Api, Engine, TestServer};
@@ -257,7 +257,7 @@ fn every_documented_operation_has_a_rule() {
             );
         }
     }
-    // And the rules SPEC.md fixes.
+    // And the rules docs/design.md (“Permissions”) fixes.
     let rule = |m: Method, p: &str| {
         list.iter()
             .find(|e| e.method == m && e.path == p)
@@ -285,7 +285,7 @@ fn every_documented_operation_has_a_rule() {
     }
 }
 
-/// SPEC.md's rules with real requests: selecting a profile and Office
+/// docs/design.md's permission rules with real requests: selecting a profile and Office
 /// assignment open routes (each for its own caller) and change no policy;
 /// evidence submission reports but does not act; only profiles:manage edits.
 async fn spec_permission_rules(engine: Engine) {

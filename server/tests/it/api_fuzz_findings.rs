@@ -2,7 +2,7 @@
 //! OpenAPI document) found, each as a real request: the status the server
 //! answers, and that the document it serves lists that status for the
 //! operation (with the error body's content type), so a client generated
-//! from the document is not surprised. README, "API fuzzing", lists them.
+//! from the document is not surprised. docs/reliability.md, "API fuzzing", describes them.
 
 use super::support::*;
 use reqwest::Method;

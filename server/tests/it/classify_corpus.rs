@@ -11,7 +11,7 @@
 //!
 //! Among the repository's files, `holdout-*.jsonl` are held-out sets: real
 //! failures from sources the catalogue had not been built from, labelled
-//! before they were first scored (their first figures are in the README).
+//! before they were first scored (their figures are in docs/catalogue.md).
 //! Each also meets the held-out targets on its own (≥ 95 % exact,
 //! no false recovery, timing ≥ 95 %, no leak), so a later change that
 //! fits the development families at the held-out set's expense fails.

@@ -2,8 +2,8 @@
 //! the cargo-fuzz crate compiles) over every stored input, in the normal
 //! test suite and without cargo-fuzz:
 //! - `server/fuzz/regressions/<target>/`: every finding the fuzzers made,
-//!   kept after its fix so it stays fixed (README, "Fuzzing", says what
-//!   each was);
+//!   kept after its fix so it stays fixed (docs/reliability.md, "Fuzzing",
+//!   says what each was);
 //! - `server/fuzz/seeds/<target>.hex`: a minimised corpus (`cargo fuzz
 //!   cmin`, the smallest 64 KB of it, one input per line in hex), so each
 //!   target's paths are walked here too;

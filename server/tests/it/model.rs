@@ -11,7 +11,7 @@
 //! retries, bound by the policy, and switches), profile edits and restarts
 //! (store and services re-opened on the same database) — run against the
 //! real route service and store, and compared after every step with
-//! [`reference::Model`], written from SPEC.md and the README alone.
+//! [`reference::Model`], written from docs/design.md and docs/routes.md alone.
 //!
 //! After every step, besides agreeing with the model on the snapshot
 //! (state, generation, cycle, candidate, invocation, pending wait, reason,
@@ -290,7 +290,7 @@ fn row_of<'a>(rows: &'a [CircuitRow], key: &(String, String)) -> Option<&'a Circ
 }
 
 /// Until when another route's circuit holds candidate `id` back for `me`,
-/// per the README: open and not expired (unless `me` opened it), or
+/// per docs/circuits.md: open and not expired (unless `me` opened it), or
 /// probed by someone else whose lease still runs.
 fn held_until(rows: &[CircuitRow], n: u64, id: &str, me: &str, now: i64) -> Option<i64> {
     keys(n, id)
@@ -1526,8 +1526,8 @@ async fn regression_rival_circuit_holds_the_retry(engine: Engine) {
 }
 
 /// The route's candidate is removed from the profile, then its attempt
-/// fails with a task error (fixture 0: the local disk is full). SPEC.md's
-/// order rejects a failure that is not the provider's before any policy
+/// fails with a task error (fixture 0: the local disk is full). The policy
+/// order (docs/design.md) rejects a failure that is not the provider's before any policy
 /// is looked up, so the decision is `not_provider` whatever the profile
 /// now says.
 async fn regression_removed_candidate_rejects_first(engine: Engine) {

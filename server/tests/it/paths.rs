@@ -13,9 +13,10 @@
 //!   in the history but authorises nothing, the route says why, work that
 //!   needs the profile is refused with a clear error, and saving the
 //!   profile again repairs it with nothing about the route lost;
-//! - SPEC.md's "a restart never repeats a dispatch whose completion is
-//!   ambiguous" under kill -9 of the real binary at every step of claim →
-//!   deliver → acknowledge, quiescent and with requests in flight.
+//! - docs/design.md's “a restart never repeats a dispatch whose completion
+//!   is ambiguous” (“Durable scheduling”) under kill -9 of the real binary
+//!   at every step of claim → deliver → acknowledge, quiescent and with
+//!   requests in flight.
 
 use crate::routes_crash::{spawn, Server};
 use crate::support::{overloaded, policy, usage_limit_in, Api, Engine, TestDb, TestServer};

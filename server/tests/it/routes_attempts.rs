@@ -1,5 +1,5 @@
 //! The attempt history keeps the whole classification each decision was
-//! made from (SPEC.md's data model), as the failure report answered it.
+//! made from (docs/design.md, “Data model”), as the failure report answered it.
 
 use crate::support::{
     overloaded, policy, usage_limit_in, Engine, TestServer, CLASSIFICATION_FIELDS,

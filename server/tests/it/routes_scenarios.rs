@@ -1,4 +1,4 @@
-//! SPEC.md's scenarios through the HTTP API of a real server on port 0,
+//! The scenarios of docs/design.md through the HTTP API of a real server on port 0,
 //! with the test clock, on SQLite and PostgreSQL.
 
 use crate::support::{

@@ -568,7 +568,7 @@ pub fn start_time() -> chrono::DateTime<chrono::Utc> {
         .to_utc()
 }
 
-/// Every field of a classification (DESIGN.md's contract).
+/// Every field of a classification (docs/design.md, “The classification”).
 pub const CLASSIFICATION_FIELDS: [&str; 13] = [
     "code",
     "class",

@@ -20,7 +20,8 @@
 //!   text (extraction, excerpts, timing), used outside the matcher too.
 //!
 //! Changes here are measured, not guessed: `cargo bench -p server --bench
-//! classify`, and callgrind's instruction count as the README describes.
+//! classify`, and callgrind's instruction count as docs/benchmarks.md
+//! describes.
 //! Text patterns are ASCII case-insensitive and multi-line
 //! ([`build_regex`]).
 

@@ -448,7 +448,8 @@ impl Prefilter {
         } else {
             // A full DFA (~1.4 MB, built once): despite its size, 16% fewer
             // instructions per envelope than the contiguous NFA (100 KB) and
-            // 13% more envelopes per second (README, Benchmarks).
+            // 13% more envelopes per second (measured with the classifier
+            // benchmark, docs/benchmarks.md).
             let dfa = aho_corasick::dfa::Builder::new()
                 .match_kind(MatchKind::Standard)
                 // No prefilter: `hits` steps every byte itself, and without

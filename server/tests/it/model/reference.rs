@@ -1,5 +1,5 @@
-//! The reference model: one route as SPEC.md describes it, written from
-//! SPEC.md and the README alone — the state table, the policy order, the
+//! The reference model: one route as docs/design.md describes it, written
+//! from docs/design.md and docs/routes.md alone — the state table, the policy order, the
 //! per-cycle budgets, the dispatch lease rule — small enough to check by
 //! reading. It shares no code with the service's planner
 //! (`server/src/routes/plan.rs`) or evaluator: where the two agree after
@@ -15,14 +15,14 @@
 //!
 //! Shared circuits are an *input* here, not modelled: the harness reads the
 //! stored circuits and answers, per candidate, until when another route's
-//! circuit holds it back (`held`). SPEC.md: circuits decide *when*, the
+//! circuit holds it back (`held`). docs/design.md: circuits decide *when*, the
 //! policy decides *whether*.
 //!
 //! Times are milliseconds since the epoch, as the store keeps them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// SPEC.md's route states.
+/// The route states of docs/design.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     Active,
@@ -619,7 +619,7 @@ impl Model {
         }
     }
 
-    /// A failure report; answers the decision's kind. SPEC.md's order:
+    /// A failure report; answers the decision's kind. The policy order:
     /// stale changes nothing; unclassified, not the provider's, and
     /// effect-unsafe stop; then a reset wait, then a retry, then
     /// `on_exhausted` — each wait bounded by the policy against a circuit.
@@ -1018,7 +1018,7 @@ impl Model {
     }
 }
 
-/// SPEC.md's state table, the steps it leaves implicit (switching ends at
+/// docs/design.md's state table, the steps it leaves implicit (switching ends at
 /// the switch's acknowledgement or success; a stop can restart with retry
 /// or skip; an unacknowledged dispatch whose lease ran out, or one nobody
 /// claimed in time, stops; any route but a stopped one can be stopped or
