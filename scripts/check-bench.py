@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks `kandev-recovery bench --json` on stdin: one object with every
-key the README documents, rates positive and times non-negative numbers
+key docs/benchmarks.md documents, rates positive and times non-negative numbers
 (a timer's lateness is counted in whole milliseconds, so 0 is a fair
 figure), each keyed figure keyed by the counts the run measured."""
 import json

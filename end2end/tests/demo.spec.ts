@@ -65,7 +65,7 @@ test('demo: a capacity route passes retry_wait → retrying → active live with
   await expect(switching).toContainText('Claude', { timeout: left() });
   await expect(switching.locator('.state-badge')).toHaveText('Working', { timeout: left() });
   expect(Date.now() - started).toBeLessThan(60_000);
-  // The other scenarios are there too, each where SPEC.md says it goes.
+  // The other scenarios are there too, each where docs/design.md says it goes.
   for (const scenario of ['demo: unknown error (round 1)', 'demo: tool activity (round 1)']) {
     await expect(page.getByRole('listitem').filter({ hasText: scenario }).locator('.state-badge'))
       .toHaveText('Stopped: needs you', { timeout: 30_000 });

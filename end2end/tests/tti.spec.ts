@@ -3,7 +3,7 @@ import { candidateRow, classPolicy, createProfile, uniqueName } from './helpers'
 
 // Time to interactive of the phone profile page: a measurement, reported,
 // never asserted against a threshold (figures come from benchmarks, not
-// timed tests; README "Web app figures" records them). What the test does
+// timed tests; docs/benchmarks.md, "Web app", records them). What the test does
 // assert is that the page really became interactive: the edit control it
 // timed opened the policy area.
 //
