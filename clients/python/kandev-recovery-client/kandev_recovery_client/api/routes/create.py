@@ -1,0 +1,241 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.api_error import ApiError
+from ...models.create_route import CreateRoute
+from ...models.route_snapshot import RouteSnapshot
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/routes",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ApiError | RouteSnapshot | None:
+    if response.status_code == 200:
+        response_200 = RouteSnapshot.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = RouteSnapshot.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = ApiError.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ApiError.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ApiError.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ApiError.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ApiError.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ApiError.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ApiError.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ApiError.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ApiError | RouteSnapshot]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
+) -> Response[ApiError | RouteSnapshot]:
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
+
+    Args:
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | RouteSnapshot]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
+) -> ApiError | RouteSnapshot | None:
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
+
+    Args:
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | RouteSnapshot
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+        idempotency_key=idempotency_key,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
+) -> Response[ApiError | RouteSnapshot]:
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
+
+    Args:
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ApiError | RouteSnapshot]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+        idempotency_key=idempotency_key,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
+) -> ApiError | RouteSnapshot | None:
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
+
+    Args:
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ApiError | RouteSnapshot
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+            idempotency_key=idempotency_key,
+        )
+    ).parsed

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.candidate_write import CandidateWrite
+
+
+T = TypeVar("T", bound="ProfileWrite")
+
+
+@_attrs_define
+class ProfileWrite:
+    """A profile as clients send it to create, update or validate. `revision`
+    is required on update; candidate `id`s are optional on create.
+
+        Attributes:
+            candidates (list[CandidateWrite]):
+            name (str):
+            revision (int | None | Unset):
+    """
+
+    candidates: list[CandidateWrite]
+    name: str
+    revision: int | None | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        candidates = []
+        for candidates_item_data in self.candidates:
+            candidates_item = candidates_item_data.to_dict()
+            candidates.append(candidates_item)
+
+        name = self.name
+
+        revision: int | None | Unset
+        if isinstance(self.revision, Unset):
+            revision = UNSET
+        else:
+            revision = self.revision
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "candidates": candidates,
+                "name": name,
+            }
+        )
+        if revision is not UNSET:
+            field_dict["revision"] = revision
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.candidate_write import CandidateWrite  # noqa: PLC0415
+
+        d = dict(src_dict)
+        candidates = []
+        _candidates = d.pop("candidates")
+        for candidates_item_data in _candidates:
+            candidates_item = CandidateWrite.from_dict(candidates_item_data)
+
+            candidates.append(candidates_item)
+
+        name = d.pop("name")
+
+        def _parse_revision(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        revision = _parse_revision(d.pop("revision", UNSET))
+
+        profile_write = cls(
+            candidates=candidates,
+            name=name,
+            revision=revision,
+        )
+
+        profile_write.additional_properties = d
+        return profile_write
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
