@@ -1,24 +1,9 @@
-//! Provider Error Recovery: the web app and the policy core.
+//! Provider Error Recovery: the web app.
 //!
-//! Layout:
-//! - [`policy`]: the version-1 class policy document — limits, the
-//!   field-error reader, validation, schedule, legacy normalisation. Pure
-//!   Rust, shared by server and browser.
-//! - [`profile`]: dynamic profiles on the wire and their validation.
-//! - [`route`]: route snapshots, attempts, dispatches and events on the
-//!   wire, the typed vocabulary (decisions, stop reasons, outcomes,
-//!   dispatch and schedule states) and docs/design.md's state table
-//!   ([`route::machine`]).
-//! - [`circuit`]: shared resource circuits on the wire.
-//! - [`people`]: people who sign in, for the administrator's page.
-//! - [`words`]: wording for people, made from those values in one place.
-//! - [`ids`]: `RouteId`, `ProfileId` and `Generation` as types.
-//! - [`wire_json`] and [`wire_time`]: how the browser reads JSON, and how
-//!   times on the wire are read.
-//! - `names`: the `wire_names!` declaration every wire enum uses, so serde
-//!   and string names come from one rule.
+//! Layout (the wire types, policy and route vocabulary it shows live in
+//! the `domain` crate):
 //! - [`api`]: the browser's (and server renderer's) access to the REST
-//!   API, and its error body with typed [`api::ErrorCode`]s.
+//!   API.
 //! - [`pages`] and [`components`]: the Leptos UI — profile settings, the
 //!   live route panels and the circuits page.
 //!
@@ -30,22 +15,9 @@
 //! loads.
 #![forbid(unsafe_code)]
 
-// First: the macros below use it.
-#[macro_use]
-mod names;
-
 pub mod api;
-pub mod circuit;
 pub mod components;
-pub mod ids;
 pub mod pages;
-pub mod people;
-pub mod policy;
-pub mod profile;
-pub mod route;
-pub mod wire_json;
-pub mod wire_time;
-pub mod words;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -80,10 +52,10 @@ pub const MANAGE_PROFILES: &str = "profiles:manage";
 
 /// Who is looking, loaded once per page (see [`api::viewer`]).
 #[derive(Clone, Copy)]
-struct ViewerResource(Resource<Result<api::Viewer, api::ApiError>>);
+struct ViewerResource(Resource<Result<domain::error::Viewer, domain::error::ApiError>>);
 
 /// The viewer resource [`App`] provides; await it inside a `Suspense`.
-pub fn use_viewer() -> Resource<Result<api::Viewer, api::ApiError>> {
+pub fn use_viewer() -> Resource<Result<domain::error::Viewer, domain::error::ApiError>> {
     expect_context::<ViewerResource>().0
 }
 
@@ -143,7 +115,7 @@ pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
 
 /// Who is signed in, and the way out.
 #[component]
-fn SignedIn(viewer: api::Viewer) -> impl IntoView {
+fn SignedIn(viewer: domain::error::Viewer) -> impl IntoView {
     view! {
         <div class="viewer">
             {viewer.may("admin").then(|| view! { <a href="/admin/people">"People"</a> })}

@@ -14,10 +14,10 @@
 //! `CLASSIFY_PER_ENVELOPE=1` prints the slowest envelopes instead.
 
 use chrono::{DateTime, Utc};
+use classify::{Catalogue, Evidence};
 use criterion::{black_box, criterion_group, Criterion, Throughput};
 use server::bench::classifier::classify_one;
 use server::bench::fixtures;
-use server::classify::{Catalogue, Evidence};
 use std::time::Instant;
 
 /// The allocator the `kandev-recovery` binary uses, so the figures are the

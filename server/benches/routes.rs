@@ -15,7 +15,7 @@
 //! default postgres://postgres@127.0.0.1:5432/test). `ROUTES_BENCH_PENDING`
 //! changes the 100,000.
 
-use app::route::{Caller, CallerKind};
+use domain::route::{Caller, CallerKind};
 use server::bench::fixtures;
 use server::bench::stats::percentile;
 use server::clock::{Clock, SharedClock};
@@ -32,13 +32,13 @@ fn state(store: DynStore, clock: SharedClock) -> AppState {
     AppState::new(&Setup::new(store, clock))
 }
 
-async fn profile(s: &AppState, initial_seconds: u32) -> app::ids::ProfileId {
+async fn profile(s: &AppState, initial_seconds: u32) -> domain::ids::ProfileId {
     fixtures::profile(s, initial_seconds).await.unwrap()
 }
 
 /// Creates `n` routes on `profile_id` and reports one failure for each from
 /// `WORKERS` tasks; answers (failure reports per second).
-async fn report_failures(s: &AppState, profile_id: &app::ids::ProfileId, n: usize) -> f64 {
+async fn report_failures(s: &AppState, profile_id: &domain::ids::ProfileId, n: usize) -> f64 {
     let routes = fixtures::create_routes(s, profile_id, n, "b")
         .await
         .unwrap();
@@ -56,7 +56,7 @@ async fn report_failures(s: &AppState, profile_id: &app::ids::ProfileId, n: usiz
                     .report_failure(&route.id, &fixtures::overloaded(route))
                     .await
                     .unwrap();
-                assert_eq!(answer.decision.kind, app::route::DecisionKind::Retry);
+                assert_eq!(answer.decision.kind, domain::route::DecisionKind::Retry);
             }
         }));
     }

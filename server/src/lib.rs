@@ -1,18 +1,15 @@
 //! Provider Error Recovery service: classifies AI coding agent failures
 //! and recovers from them durably.
 //!
-//! Layout, in the order a failure travels:
-//! - [`classify`]: evidence envelopes → classifications, driven by the data
-//!   catalogue in `catalogue/`. The only place that reads provider text.
-//!   Inside: the envelope and its lenient readers (`evidence`), the
-//!   catalogue's file format, compiler and verdict (`catalogue`), and the
-//!   matcher, the hot path kept apart (`matcher`).
+//! Layout, in the order a failure travels (the classifier is the
+//! `classify` crate, the wire types and the policy document the `domain`
+//! crate, the runner the `runner` crate):
 //! - [`recovery`]: the evaluator and the effect-safety gate — pure
 //!   functions from a classified failure and a policy to a `Decision`.
 //! - [`routes`]: durable routes — the failure planner (pure), dispatch
 //!   claims and acknowledgements, and the thin service that commits one
 //!   generation-fenced transaction per transition. The state table it
-//!   obeys is `app::route::machine`, shared with the browser.
+//!   obeys is `domain::route::machine`, shared with the browser.
 //! - [`scheduler`]: the durable timer loop over schedule rows (claimed, so
 //!   several servers on one PostgreSQL database share them) and restart
 //!   reconciliation.
@@ -25,16 +22,15 @@
 //! - [`http`]: the REST API and its OpenAPI document from one route list,
 //!   health probes, the Leptos pages, and [`http::Server`], the one place
 //!   a server is assembled.
-//! - [`runner`]: `kandev-recovery run` — drives real agent CLIs (plain
-//!   output, their JSON event streams, or ACP) through the service.
+//! - [`unknown`]: the bounded log of evidence the catalogue did not match.
+//! - [`demo`]: the demo's simulated agents, the runner's session loop over
+//!   scripted attempts.
 //! - [`clock`]: the one injectable source of time.
 //! - [`config`]: command-line and environment configuration.
 //! - [`telemetry`]: structured logs; [`meters`]: Prometheus metrics.
 //! - [`bench`]: `kandev-recovery bench` — the figures of this machine, and
 //!   the fixtures the `cargo bench` benchmarks share with it.
 //!
-//! Wire types, wording and the policy document live in the `app` crate,
-//! which the browser runs too.
 #![forbid(unsafe_code)]
 // Leptos view types nest deeply; their Send checks need more room.
 #![recursion_limit = "256"]
@@ -42,15 +38,15 @@
 pub mod auth;
 pub mod bench;
 pub mod circuits;
-pub mod classify;
 pub mod clock;
 pub mod config;
+pub mod demo;
 pub mod http;
 pub mod meters;
 pub mod profiles;
 pub mod recovery;
 pub mod routes;
-pub mod runner;
 pub mod scheduler;
 pub mod store;
 pub mod telemetry;
+pub mod unknown;

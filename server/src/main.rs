@@ -16,10 +16,10 @@ fn main() -> ExitCode {
         .unwrap_or(Command::Serve(ServeArgs::parse_from_env()))
     {
         Command::Serve(args) => serve(args),
-        Command::Classify => server::classify::cli::run_classify(),
+        Command::Classify => classify::cli::run_classify(),
         Command::Catalogue {
             command: CatalogueCommand::Check { verbose },
-        } => server::classify::cli::run_catalogue_check(verbose),
+        } => classify::cli::run_catalogue_check(verbose),
         Command::Catalogue {
             command:
                 CatalogueCommand::Score {
@@ -27,8 +27,8 @@ fn main() -> ExitCode {
                     gate,
                     verbose,
                 },
-        } => server::classify::cli::run_catalogue_score(&files, gate, verbose),
-        Command::Run(args) => server::runner::run(args),
+        } => classify::cli::run_catalogue_score(&files, gate, verbose),
+        Command::Run(args) => runner::run(args),
         Command::Token { command } => server::auth::cli::run_token(command),
         Command::User { command } => server::auth::cli::run_user(command),
         Command::Demo(args) => serve(args.into()),
@@ -43,7 +43,7 @@ fn serve(mut args: ServeArgs) -> ExitCode {
         // token of their own, which the server stores before it listens.
         let token = server::auth::secret::generate(server::auth::secret::TOKEN_PREFIX);
         args.demo_token = Some(token.clone());
-        server::runner::demo::spawn(args.listen, token);
+        server::demo::spawn(args.listen, token);
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -15,8 +15,8 @@
 
 use crate::circuits::ChangeKind;
 use crate::store::{Commit, DynStore, StateCounts};
-use app::circuit::CircuitStatus;
-use app::route::{event_kind, DispatchState, RouteState};
+use domain::circuit::CircuitStatus;
+use domain::route::{event_kind, DispatchState, RouteState};
 use metrics::{counter, describe_counter, describe_histogram, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::fmt::Write;

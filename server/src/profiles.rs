@@ -1,12 +1,12 @@
 //! Dynamic profiles: validation at write time, legacy normalisation at first
 //! load, optimistic concurrency. HTTP handlers and the page renderer call
-//! this; it calls the pure validator in `app::profile` and the store.
+//! this; it calls the pure validator in `domain::profile` and the store.
 
 use crate::clock::{from_ms, SharedClock};
 use crate::store::{DynStore, ProfileRow, StoreError};
-use app::ids::ProfileId;
-use app::policy::{ErrorClass, FieldError};
-use app::profile::{
+use domain::ids::ProfileId;
+use domain::policy::{ErrorClass, FieldError};
+use domain::profile::{
     read_profile, Candidate, ConfigurationError, Intent, Profile, ProfileDraft, ValidationReport,
 };
 use serde_json::{json, Value};
@@ -131,7 +131,7 @@ impl Profiles {
             if body_id != id {
                 return Err(ProfileError::Invalid(vec![FieldError::new(
                     "id",
-                    app::policy::FieldErrorCode::InvalidValue,
+                    domain::policy::FieldErrorCode::InvalidValue,
                     format!("the body is for profile `{body_id}`, not `{id}`"),
                 )]));
             }

@@ -4,7 +4,7 @@
 use super::draft::{CandidateDraft, ProfileDraft};
 use super::field::{Errors, FieldMessage};
 use super::policy_editor::ClassPolicyEditor;
-use crate::policy::PolicyClass;
+use domain::policy::PolicyClass;
 use leptos::prelude::*;
 
 /// A labelled text input bound to a signal, with its error line.

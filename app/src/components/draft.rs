@@ -3,8 +3,8 @@
 //! the JSON body the API takes, and the shared validator judges that body —
 //! the same code, paths and messages as the server.
 
-use crate::policy::{ClassPolicy, OnExhausted, PolicyClass};
-use crate::profile::{Candidate, Profile};
+use domain::policy::{ClassPolicy, OnExhausted, PolicyClass};
+use domain::profile::{Candidate, Profile};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -316,7 +316,7 @@ impl CandidateDraft {
     }
 
     fn blank_with_key(key: u64) -> Self {
-        let policy = crate::policy::CandidatePolicy::default();
+        let policy = domain::policy::CandidatePolicy::default();
         CandidateDraft {
             key,
             id: None,
@@ -351,7 +351,7 @@ impl CandidateDraft {
                 object(vec![
                     (
                         "version",
-                        Value::from(crate::policy::limits::POLICY_VERSION),
+                        Value::from(domain::policy::limits::POLICY_VERSION),
                     ),
                     ("transient", self.transient.to_json()),
                     ("hard", self.hard.to_json()),

@@ -2,7 +2,7 @@
 //! are the shared validator's verdict on the current form; server errors
 //! are the last 422 answer, shown at the same fields until the next edit.
 
-use crate::policy::FieldError;
+use domain::policy::FieldError;
 use leptos::prelude::*;
 
 #[derive(Debug, Clone, Copy)]

@@ -8,13 +8,13 @@
 //! page re-reads what it shows and nothing committed while it was away is
 //! missed. The server renders "Connecting…"; hydration takes it from there.
 
-use crate::route::RouteEvent;
+use domain::route::RouteEvent;
 use leptos::prelude::*;
 
 /// The SSE event names the server emits (`RouteEvent::kind`). EventSource
 /// only delivers named events to listeners registered by name.
 /// The named events the stream sends (shared with the server).
-pub const EVENT_KINDS: [&str; 11] = crate::route::event_kind::ALL;
+pub const EVENT_KINDS: [&str; 11] = domain::route::event_kind::ALL;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Connection {
@@ -106,7 +106,7 @@ pub fn browser_now() -> f64 {
 /// A time as the panels show it: in the viewer's zone in the browser
 /// (`local`), in UTC while rendering on the server.
 pub fn show_time(t: chrono::DateTime<chrono::Utc>, local: bool) -> String {
-    use crate::words::WallTime;
+    use domain::words::WallTime;
     #[cfg(feature = "hydrate")]
     if local {
         let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(t.timestamp_millis() as f64));
@@ -148,7 +148,7 @@ pub fn LiveIndicator(
 #[cfg(feature = "hydrate")]
 mod stream {
     use super::{Connection, EVENT_KINDS};
-    use crate::route::RouteEvent;
+    use domain::route::RouteEvent;
     use gloo_timers::callback::Timeout;
     use leptos::prelude::*;
     use std::cell::RefCell;
@@ -264,7 +264,7 @@ mod stream {
                     let Some(data) = msg.data().as_string() else {
                         return;
                     };
-                    let Ok(event) = crate::wire_json::from_str::<RouteEvent>(&data) else {
+                    let Ok(event) = domain::wire_json::from_str::<RouteEvent>(&data) else {
                         return;
                     };
                     let on_event = {

@@ -4,10 +4,10 @@
 
 use super::draft::{ClassDraft, DurationDraft, Unit, INTERVAL_UNITS, WAIT_UNITS};
 use super::field::{Errors, FieldMessage};
-use crate::policy::limits::*;
-use crate::policy::reader::Errors as ReadErrors;
-use crate::policy::validate::read_class_policy;
-use crate::policy::{describe, OnExhausted, PolicyClass};
+use domain::policy::limits::*;
+use domain::policy::reader::Errors as ReadErrors;
+use domain::policy::validate::read_class_policy;
+use domain::policy::{describe, OnExhausted, PolicyClass};
 use leptos::prelude::*;
 
 fn title(class: PolicyClass) -> &'static str {

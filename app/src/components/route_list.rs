@@ -7,8 +7,8 @@
 use super::live::{use_route_events, LiveIndicator};
 use super::seed::Seed;
 use crate::api;
-use crate::route::{RouteSnapshot, RouteState};
-use crate::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
+use domain::route::{RouteSnapshot, RouteState};
+use domain::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
 use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -21,11 +21,11 @@ pub struct RouteFilter {
     pub active_only: bool,
 }
 
-/// The browser's reader (`crate::wire_json`), field for field as serde's.
+/// The browser's reader (`domain::wire_json`), field for field as serde's.
 #[cfg(any(test, feature = "hydrate"))]
-impl crate::wire_json::FromJson for RouteFilter {
-    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
-        let o = crate::wire_json::Fields::of(v)?;
+impl domain::wire_json::FromJson for RouteFilter {
+    fn from_json(v: &serde_json::Value) -> Result<Self, domain::wire_json::Error> {
+        let o = domain::wire_json::Fields::of(v)?;
         Ok(RouteFilter {
             profile_id: o.get("profile_id")?,
             active_only: o.get("active_only")?,
@@ -173,9 +173,9 @@ fn RouteCard(route: RouteSnapshot, profile: Option<String>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::Generation;
-    use crate::route::{Caller, CallerKind, CandidateRef};
     use chrono::{DateTime, Utc};
+    use domain::ids::Generation;
+    use domain::route::{Caller, CallerKind, CandidateRef};
 
     fn route(id: &str, generation: i64, updated_at: &str, state: RouteState) -> RouteSnapshot {
         let at: DateTime<Utc> = DateTime::parse_from_rfc3339(updated_at).unwrap().to_utc();

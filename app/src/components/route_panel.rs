@@ -11,14 +11,15 @@
 
 use super::live::{show_time, use_browser_clock, use_route_events, LiveIndicator};
 use super::seed::Seed;
-use crate::api::{self, ApiError};
-use crate::circuit::CircuitView;
-use crate::ids::Generation;
-use crate::profile::Profile;
-use crate::route::machine::valid_actions;
-use crate::route::Action;
-use crate::route::{Attempt, RouteSnapshot, RouteState};
-use crate::words::*;
+use crate::api;
+use domain::circuit::CircuitView;
+use domain::error::ApiError;
+use domain::ids::Generation;
+use domain::profile::Profile;
+use domain::route::machine::valid_actions;
+use domain::route::Action;
+use domain::route::{Attempt, RouteSnapshot, RouteState};
+use domain::words::*;
 use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -35,11 +36,11 @@ pub struct RoutePageData {
     pub circuits: Vec<CircuitView>,
 }
 
-/// The browser's reader (`crate::wire_json`), field for field as serde's.
+/// The browser's reader (`domain::wire_json`), field for field as serde's.
 #[cfg(any(test, feature = "hydrate"))]
-impl crate::wire_json::FromJson for RoutePageData {
-    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
-        let o = crate::wire_json::Fields::of(v)?;
+impl domain::wire_json::FromJson for RoutePageData {
+    fn from_json(v: &serde_json::Value) -> Result<Self, domain::wire_json::Error> {
+        let o = domain::wire_json::Fields::of(v)?;
         Ok(RoutePageData {
             route: o.get("route")?,
             attempts: o.get("attempts")?,

@@ -24,19 +24,19 @@ impl<T> From<T> for Seed<T> {
     }
 }
 
-/// Read with [`crate::wire_json::StructsAsMaps`], like every other JSON
+/// Read with [`domain::wire_json::StructsAsMaps`], like every other JSON
 /// host builds read.
 #[cfg(not(feature = "hydrate"))]
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Seed<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::deserialize(crate::wire_json::StructsAsMaps(deserializer)).map(Seed)
+        T::deserialize(domain::wire_json::StructsAsMaps(deserializer)).map(Seed)
     }
 }
 
 /// In the browser, read like every other JSON there: as a `Value`, then
-/// by `T`'s [`crate::wire_json::FromJson`] reader.
+/// by `T`'s [`domain::wire_json::FromJson`] reader.
 #[cfg(feature = "hydrate")]
-impl<'de, T: crate::wire_json::FromJson> Deserialize<'de> for Seed<T> {
+impl<'de, T: domain::wire_json::FromJson> Deserialize<'de> for Seed<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = serde_json::Value::deserialize(deserializer)?;
         T::from_json(&value)

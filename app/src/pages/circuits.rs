@@ -3,12 +3,13 @@
 //! it and how many routes wait. Follows the route event stream (every
 //! circuit change rides on a route change) and re-reads the list then.
 
-use crate::api::{self, ApiError};
-use crate::circuit::{CircuitList, CircuitStatus, CircuitView};
+use crate::api;
 use crate::components::live::{show_time, use_route_events, LiveIndicator};
 use crate::components::seed::Seed;
-use crate::words::{circuit_status_words, safe_cause};
 use crate::PageTitle;
+use domain::circuit::{CircuitList, CircuitStatus, CircuitView};
+use domain::error::ApiError;
+use domain::words::{circuit_status_words, safe_cause};
 use leptos::either::Either;
 use leptos::prelude::*;
 

@@ -2,10 +2,11 @@
 //! enable, remove, and change what each may do. The same as `kandev-recovery
 //! user …`; disabling or removing someone ends their sessions at once.
 
-use crate::api::{self, ApiError};
+use crate::api;
 use crate::components::seed::Seed;
-use crate::people::{Person, PERMISSIONS};
 use crate::PageTitle;
+use domain::error::ApiError;
+use domain::people::{Person, PERMISSIONS};
 use leptos::prelude::*;
 
 #[component]

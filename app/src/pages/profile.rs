@@ -1,14 +1,15 @@
 //! `/profiles/{id}` and `/profiles/new`: the profile settings page.
 
-use crate::api::{self, ApiError, ErrorCode};
+use crate::api;
 use crate::components::candidate_row::CandidateRow;
 use crate::components::draft::{CandidateDraft, ProfileDraft};
 use crate::components::field::{Errors, FieldMessage};
 use crate::components::route_list::{RouteFilter, RouteList};
 use crate::components::seed::Seed;
-use crate::policy::{FieldError, FieldErrorCode};
-use crate::profile::{check_profile, Intent, Profile};
 use crate::PageTitle;
+use domain::error::{ApiError, ErrorCode};
+use domain::policy::{FieldError, FieldErrorCode};
+use domain::profile::{check_profile, Intent, Profile};
 use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -57,7 +58,7 @@ pub fn ProfilePage() -> impl IntoView {
 
 /// The active routes using this profile, live, each linking to its panel.
 #[component]
-fn ProfileRoutes(profile_id: String, initial: Vec<crate::route::RouteSnapshot>) -> impl IntoView {
+fn ProfileRoutes(profile_id: String, initial: Vec<domain::route::RouteSnapshot>) -> impl IntoView {
     let filter = RouteFilter {
         profile_id: Some(profile_id),
         active_only: true,

@@ -1,8 +1,8 @@
 //! `/profiles`: every dynamic profile, and the way to create one.
 
 use crate::api;
-use crate::profile::Profile;
 use crate::PageTitle;
+use domain::profile::Profile;
 use leptos::prelude::*;
 
 #[component]

@@ -1,11 +1,12 @@
 //! `/routes`: every recovery route, live; `/routes/{id}`: one route's panel.
 
-use crate::api::{self, ApiError, ErrorCode};
+use crate::api;
 use crate::components::route_list::{RouteFilter, RouteList};
 use crate::components::route_panel::{RoutePageData, RoutePanel};
-use crate::route::RouteSnapshot;
-use crate::words::route_title;
 use crate::PageTitle;
+use domain::error::{ApiError, ErrorCode};
+use domain::route::RouteSnapshot;
+use domain::words::route_title;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 

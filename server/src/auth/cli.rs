@@ -43,7 +43,7 @@ fn checked_name<'n>(what: &str, name: &'n str) -> Result<&'n str, String> {
     if name.is_empty() || name.chars().count() > 100 {
         return Err(format!("{what} must be 1 to 100 characters"));
     }
-    app::policy::text::check_visible(what, name).map_err(|e| format!("{what} {}", e.message))?;
+    domain::policy::text::check_visible(what, name).map_err(|e| format!("{what} {}", e.message))?;
     Ok(name)
 }
 

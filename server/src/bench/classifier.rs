@@ -4,7 +4,7 @@
 
 use super::fixtures;
 use super::stats::Summary;
-use crate::classify::{classify_at, Catalogue, Evidence};
+use classify::{classify_at, Catalogue, Evidence};
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -3,11 +3,11 @@
 //! envelopes, a profile that retries, the failure every route reports, and
 //! routes created in bulk through the service.
 
-use crate::classify::fixtures;
 use crate::http::AppState;
 use crate::routes::CreateRoute;
-use app::ids::ProfileId;
-use app::route::{Caller, CallerKind, RouteSnapshot};
+use classify::fixtures;
+use domain::ids::ProfileId;
+use domain::route::{Caller, CallerKind, RouteSnapshot};
 use serde_json::json;
 
 /// The public corpus, when the shared folder is checked out beside the repo.

@@ -31,10 +31,10 @@ pub mod row;
 pub mod set;
 pub mod view;
 
-use crate::classify::{Confidence, Scope};
-pub use app::circuit::CircuitScope;
-use app::policy::ErrorClass;
 use chrono::{DateTime, Duration, Utc};
+use classify::{Confidence, Scope};
+pub use domain::circuit::CircuitScope;
+use domain::policy::ErrorClass;
 pub use set::{ChangeKind, CircuitChange, CircuitSet};
 
 /// The first cooldown without a reset hint.
@@ -91,8 +91,8 @@ pub struct Resource<'a> {
     pub profile_ref: &'a str,
 }
 
-impl<'a> From<&'a app::profile::Candidate> for Resource<'a> {
-    fn from(c: &'a app::profile::Candidate) -> Resource<'a> {
+impl<'a> From<&'a domain::profile::Candidate> for Resource<'a> {
+    fn from(c: &'a domain::profile::Candidate) -> Resource<'a> {
         Resource {
             provider_id: &c.provider_id,
             model_id: &c.model_id,

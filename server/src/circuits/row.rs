@@ -6,7 +6,7 @@ use super::set::{CircuitChange, CircuitSet};
 use super::{Circuit, CircuitKey, CircuitState};
 use crate::clock::from_ms;
 use crate::store::{CircuitRow, CircuitWrite};
-use app::circuit::CircuitStatus;
+use domain::circuit::CircuitStatus;
 use std::collections::BTreeMap;
 
 /// The circuits as loaded, with the version each was read at.

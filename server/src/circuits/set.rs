@@ -7,9 +7,9 @@ use super::{
     claim_probe, hold, on_failure, probe_failed, probe_succeeded, Circuit, CircuitKey,
     CircuitState, FailureFacts, Hold, Resource,
 };
-use crate::classify::{Confidence, Scope};
-use app::policy::ErrorClass;
 use chrono::{DateTime, Utc};
+use classify::{Confidence, Scope};
+use domain::policy::ErrorClass;
 use std::collections::BTreeMap;
 
 /// One circuit change: the circuit before (`None`: never stored) and after.

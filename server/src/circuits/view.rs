@@ -4,9 +4,9 @@
 use super::row::{from_row, status};
 use super::{Circuit, CircuitState};
 use crate::store::CircuitRow;
-use app::circuit::{CircuitList, CircuitView};
-use app::words::circuit_label;
 use chrono::{DateTime, Utc};
+use domain::circuit::{CircuitList, CircuitView};
+use domain::words::circuit_label;
 use std::collections::BTreeMap;
 
 pub fn view(c: &Circuit, routes_waiting: i64) -> CircuitView {
@@ -54,7 +54,7 @@ pub fn list(
         .collect::<Result<Vec<_>, String>>()?;
     circuits.sort_by_key(|c| {
         (
-            c.state == app::circuit::CircuitStatus::Closed,
+            c.state == domain::circuit::CircuitStatus::Closed,
             c.scope,
             c.resource.clone(),
         )

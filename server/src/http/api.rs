@@ -12,10 +12,11 @@ use super::{
     HttpResult,
 };
 use crate::auth::{Permission, Rule};
-use crate::classify::{Catalogue, CatalogueSummary, UnknownSnapshot};
+use crate::unknown::UnknownSnapshot;
 use axum::extract::State;
 use axum::http::Method;
 use axum::{Json, Router};
+use classify::{Catalogue, CatalogueSummary};
 use std::sync::OnceLock;
 use utoipa::openapi::OpenApi as Document;
 use utoipa::OpenApi;

@@ -4,9 +4,9 @@
 
 use super::error::HttpResult;
 use super::AppState;
-use app::circuit::CircuitList;
 use axum::extract::State;
 use axum::Json;
+use domain::circuit::CircuitList;
 
 /// Every circuit: its state, scope, resource (and in words), until when it
 /// is open, who holds its probe, and how many routes wait for it. Not

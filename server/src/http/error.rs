@@ -1,15 +1,15 @@
 //! One HTTP error type: one status match, one body shape
-//! ([`app::api::ApiError`]). Internal failures are logged with context and
+//! ([`domain::error::ApiError`]). Internal failures are logged with context and
 //! answered with a generic message.
 
 use crate::profiles::ProfileError;
 use crate::store::StoreError;
-use app::api::{ApiError, ErrorCode};
-use app::policy::FieldError;
-use app::profile::Profile;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use domain::error::{ApiError, ErrorCode};
+use domain::policy::FieldError;
+use domain::profile::Profile;
 
 #[derive(Debug)]
 pub enum HttpError {
@@ -22,9 +22,9 @@ pub enum HttpError {
     /// 409: the profile moved on; carries what is stored now.
     StaleProfile(Box<Profile>),
     /// 409: the route moved on; carries the route now.
-    StaleRoute(Box<app::route::RouteSnapshot>),
+    StaleRoute(Box<domain::route::RouteSnapshot>),
     /// 409: the state table does not allow the action now.
-    InvalidAction(String, Box<app::route::RouteSnapshot>),
+    InvalidAction(String, Box<domain::route::RouteSnapshot>),
     /// 409 for other conflicts.
     Conflict(ErrorCode, String),
     /// 413.

@@ -9,10 +9,10 @@
 
 use super::error::HttpError;
 use super::AppState;
-use app::policy::{FieldError, FieldErrorCode};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use domain::policy::{FieldError, FieldErrorCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

@@ -43,14 +43,15 @@ pub const STREAM_RECHECK: std::time::Duration = std::time::Duration::from_secs(2
 pub use server::{redact_url, serve, shutdown_signal, Server};
 
 use crate::auth::Access;
-use crate::classify::{Catalogue, UnknownLog};
 use crate::clock::{Clock, SharedClock};
 use crate::profiles::Profiles;
 use crate::routes::{Routes, Signals};
 use crate::store::DynStore;
+use crate::unknown::UnknownLog;
 use app::api::SharedBackend;
 use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::Router;
+use classify::Catalogue;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use std::sync::Arc;
@@ -143,7 +144,7 @@ impl AppState {
         let profiles = Profiles::new(setup.store.clone(), setup.clock.clone(), class_of);
         let unknown = UnknownLog::new(
             setup.store.clone(),
-            crate::classify::unknown::DEFAULT_UNKNOWN_CAPACITY,
+            crate::unknown::DEFAULT_UNKNOWN_CAPACITY,
         );
         let routes = Routes::new(
             setup.store.clone(),
@@ -177,7 +178,7 @@ impl AppState {
 }
 
 /// Code → class from the runtime catalogue (used for legacy per-code rules).
-fn class_of(code: &str) -> Option<app::policy::ErrorClass> {
+fn class_of(code: &str) -> Option<domain::policy::ErrorClass> {
     Catalogue::builtin().class_of(code)
 }
 

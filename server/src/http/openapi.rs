@@ -3,8 +3,8 @@
 //! builds the router and the document together, so no route can be served
 //! undocumented or documented unserved. Served at `/api/v1/openapi.json`.
 
-use app::policy::{CandidatePolicy, ClassPolicy, FieldError, RetryPolicy, WaitForReset};
-use app::profile::{
+use domain::policy::{CandidatePolicy, ClassPolicy, FieldError, RetryPolicy, WaitForReset};
+use domain::profile::{
     Candidate, CandidatePreview, CandidateWrite, ConfigurationError, Profile, ProfileWrite,
     SchedulePreview, ValidationReport,
 };
@@ -19,14 +19,14 @@ use utoipa::OpenApi;
     components(schemas(
         Profile, Candidate, CandidatePolicy, ClassPolicy, RetryPolicy, WaitForReset,
         FieldError, ConfigurationError, ValidationReport, CandidatePreview, SchedulePreview,
-        ProfileWrite, CandidateWrite, app::api::ApiError,
-        app::route::RouteSnapshot, app::route::Attempt, app::route::Dispatch, app::route::RouteEvent,
-        app::route::Pending, app::route::LastFailure, app::route::CandidateRef, app::route::Caller,
+        ProfileWrite, CandidateWrite, domain::error::ApiError,
+        domain::route::RouteSnapshot, domain::route::Attempt, domain::route::Dispatch, domain::route::RouteEvent,
+        domain::route::Pending, domain::route::LastFailure, domain::route::CandidateRef, domain::route::Caller,
         crate::routes::CreateRoute, crate::routes::InvocationReport, crate::routes::EffectReport,
         crate::routes::ActionRequest, crate::routes::ClaimRequest, crate::routes::DecisionView,
         crate::routes::FailureAnswer,
-        app::circuit::CircuitList, app::circuit::CircuitView, app::circuit::CircuitHold,
-        app::circuit::CircuitScope, app::circuit::CircuitStatus, app::api::Viewer
+        domain::circuit::CircuitList, domain::circuit::CircuitView, domain::circuit::CircuitHold,
+        domain::circuit::CircuitScope, domain::circuit::CircuitStatus, domain::error::Viewer
     )),
     tags(
         (name = "profiles", description = "Dynamic profiles and their per-class recovery policies"),

@@ -5,10 +5,11 @@ use super::error::HttpError;
 use crate::profiles::Profiles;
 use crate::routes::Routes;
 use crate::store::RouteFilter;
-use app::api::{ApiError, Backend};
-use app::ids::RouteId;
-use app::profile::Profile;
-use app::route::{Attempt, RouteSnapshot};
+use app::api::Backend;
+use domain::error::ApiError;
+use domain::ids::RouteId;
+use domain::profile::Profile;
+use domain::route::{Attempt, RouteSnapshot};
 
 pub struct PageBackend {
     pub profiles: Profiles,
@@ -60,11 +61,11 @@ impl Backend for PageBackend {
             .map_err(to_api)
     }
 
-    async fn list_people(&self) -> Result<Vec<app::people::Person>, ApiError> {
+    async fn list_people(&self) -> Result<Vec<domain::people::Person>, ApiError> {
         // The renderer reads the store directly: the page's viewer must be
         // an administrator, as for `GET /api/v1/people`.
         let admin =
-            leptos::prelude::use_context::<app::api::Viewer>().is_some_and(|v| v.may("admin"));
+            leptos::prelude::use_context::<domain::error::Viewer>().is_some_and(|v| v.may("admin"));
         if !admin {
             return Err(to_api(HttpError::Forbidden(
                 "Managing people needs the admin permission.".into(),
@@ -73,7 +74,7 @@ impl Backend for PageBackend {
         super::people::people(&self.access).await.map_err(to_api)
     }
 
-    async fn list_circuits(&self) -> Result<app::circuit::CircuitList, ApiError> {
+    async fn list_circuits(&self) -> Result<domain::circuit::CircuitList, ApiError> {
         self.routes.circuit_list().await.map_err(to_api)
     }
 }

@@ -7,12 +7,12 @@ use super::extract::JsonBody;
 use super::AppState;
 use crate::auth::{Access, Permissions};
 use crate::store::{PersonRow, UserRow};
-use app::api::ApiError;
-use app::people::Person;
-use app::policy::{FieldError, FieldErrorCode};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use domain::error::ApiError;
+use domain::people::Person;
+use domain::policy::{FieldError, FieldErrorCode};
 use serde::Deserialize;
 
 fn person_of(p: PersonRow) -> Person {

@@ -1,14 +1,14 @@
 //! `/api/v1/profiles`: dynamic profile CRUD and the validate dry run.
-//! Thin: every rule lives in `crate::profiles` and `app::profile`.
+//! Thin: every rule lives in `crate::profiles` and `domain::profile`.
 
 use super::error::HttpResult;
 use super::extract::{JsonBody, Query};
 use super::AppState;
-use app::api::ApiError;
-use app::profile::{Profile, ValidationReport};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
+use domain::error::ApiError;
+use domain::profile::{Profile, ValidationReport};
 use serde::Deserialize;
 
 /// List every dynamic profile, oldest first.
@@ -21,7 +21,7 @@ pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<Profile>>> {
 /// Create a dynamic profile. Candidates without an `id` get one; legacy
 /// policies are normalised; the normalised profile is returned.
 #[utoipa::path(post, path = "/profiles", tag = "profiles",
-    request_body = app::profile::ProfileWrite,
+    request_body = domain::profile::ProfileWrite,
     responses((status = 201, body = Profile), (status = 400, body = ApiError),
               (status = 422, body = ApiError), (status = 503, body = ApiError)))]
 pub async fn create(
@@ -36,7 +36,7 @@ pub async fn create(
 /// Validate a profile without storing it: the normalised document and each
 /// class's schedule preview.
 #[utoipa::path(post, path = "/profiles/validate", tag = "profiles",
-    request_body = app::profile::ProfileWrite,
+    request_body = domain::profile::ProfileWrite,
     responses((status = 200, body = ValidationReport), (status = 400, body = ApiError),
               (status = 422, body = ApiError)))]
 pub async fn validate(
@@ -57,7 +57,7 @@ pub async fn get(State(s): State<AppState>, Path(id): Path<String>) -> HttpResul
 /// Replace a profile. The body carries the `revision` it was based on; a
 /// stale revision answers 409 with the stored profile.
 #[utoipa::path(put, path = "/profiles/{id}", tag = "profiles",
-    params(("id" = String, Path)), request_body = app::profile::ProfileWrite,
+    params(("id" = String, Path)), request_body = domain::profile::ProfileWrite,
     responses((status = 200, body = Profile), (status = 404, body = ApiError),
               (status = 409, body = ApiError), (status = 422, body = ApiError)))]
 pub async fn update(

@@ -14,16 +14,16 @@ use crate::routes::{
     RouteError,
 };
 use crate::store::{EventRow, RouteFilter};
-use app::api::{ApiError, ErrorCode};
-use app::ids::{Generation, RouteId};
-use app::policy::{FieldError, FieldErrorCode};
-use app::route::{Attempt, Dispatch, RouteSnapshot};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
+use domain::error::{ApiError, ErrorCode};
+use domain::ids::{Generation, RouteId};
+use domain::policy::{FieldError, FieldErrorCode};
+use domain::route::{Attempt, Dispatch, RouteSnapshot};
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::time::Duration;
@@ -70,8 +70,11 @@ pub async fn create(
     headers: HeaderMap,
     JsonBody(req): JsonBody<CreateRoute>,
 ) -> HttpResult<Response> {
-    may_open_route(&caller, req.caller.kind == app::route::CallerKind::Office)
-        .map_err(HttpError::Forbidden)?;
+    may_open_route(
+        &caller,
+        req.caller.kind == domain::route::CallerKind::Office,
+    )
+    .map_err(HttpError::Forbidden)?;
     s.access
         .take_opening(&caller)
         .map_err(|seconds| HttpError::RateLimited("route creations", seconds))?;
@@ -137,7 +140,7 @@ pub async fn list(
     Query(q): Query<ListQuery>,
 ) -> HttpResult<Json<Vec<RouteSnapshot>>> {
     if let Some(state) = &q.state {
-        if app::route::RouteState::parse(state).is_none() {
+        if domain::route::RouteState::parse(state).is_none() {
             return Err(HttpError::Invalid(vec![FieldError::new(
                 "state",
                 FieldErrorCode::InvalidValue,

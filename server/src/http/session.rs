@@ -9,12 +9,12 @@ use super::guard::Caller;
 use super::AppState;
 use crate::auth::access::{CSRF_COOKIE, SESSION_COOKIE};
 use crate::auth::{secret, Principal, Via};
-use app::api::{ApiError, Viewer};
 use axum::extract::rejection::FormRejection;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Form, Json};
+use domain::error::{ApiError, Viewer};
 use serde::Deserialize;
 
 /// What the UI sees of a principal.

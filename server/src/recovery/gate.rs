@@ -12,8 +12,8 @@
 //! that session instead of repeating the prompt
 //! ([`GateVerdict::Resumable`]).
 
-use crate::classify::Phase;
-pub use app::route::UnsafeReason;
+use classify::Phase;
+pub use domain::route::UnsafeReason;
 
 /// The gate's answer for one failure report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

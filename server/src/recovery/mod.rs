@@ -29,14 +29,14 @@ pub mod gate;
 
 pub use gate::{EffectGate, GateInput, GateVerdict, UnsafeReason};
 
-use crate::classify::Confidence;
-use app::policy::{
+use chrono::{DateTime, Duration, Utc};
+use classify::Confidence;
+use domain::policy::{
     retry_delay_seconds, CandidatePolicy, ClassPolicy, ErrorClass, OnExhausted, PolicyClass,
 };
-use app::route::DecisionKind;
-use chrono::{DateTime, Duration, Utc};
+use domain::route::DecisionKind;
 
-pub use app::route::Rejection;
+pub use domain::route::Rejection;
 
 /// What the classified failure should lead to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,7 +254,7 @@ fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::policy::{ClassPolicy, RetryPolicy, WaitForReset};
+    use domain::policy::{ClassPolicy, RetryPolicy, WaitForReset};
 
     fn now() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-30T12:00:00Z")

@@ -11,9 +11,11 @@ use super::model::{dispatch_state, dispatch_to_wire, Route};
 use super::wire::{ClaimRequest, MAX_CLAIM_WAIT_SECONDS, MAX_LEASE_SECONDS};
 use super::Routes;
 use crate::store::{ClaimFilter, Commit, DispatchRow};
-use app::ids::{Generation, RouteId};
-use app::policy::FieldError;
-use app::route::{event_kind, Dispatch, DispatchReason, DispatchState, RouteSnapshot, StopReason};
+use domain::ids::{Generation, RouteId};
+use domain::policy::FieldError;
+use domain::route::{
+    event_kind, Dispatch, DispatchReason, DispatchState, RouteSnapshot, StopReason,
+};
 
 /// The most dispatches one claim hands out.
 const CLAIM_BATCH: i64 = 32;

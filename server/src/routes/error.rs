@@ -3,8 +3,8 @@
 
 use crate::profiles::ProfileError;
 use crate::store::StoreError;
-use app::policy::FieldError;
-use app::route::RouteSnapshot;
+use domain::policy::FieldError;
+use domain::route::RouteSnapshot;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RouteError {

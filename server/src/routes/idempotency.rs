@@ -12,7 +12,7 @@
 //! key, and never answers with someone else's route.
 
 use super::wire::CreateRoute;
-use app::policy::{FieldError, FieldErrorCode};
+use domain::policy::{FieldError, FieldErrorCode};
 use serde_json::json;
 
 /// The request header, as the draft names it.
@@ -100,7 +100,7 @@ pub fn reused(route_id: &str) -> FieldError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use app::route::{Caller, CallerKind};
+    use domain::route::{Caller, CallerKind};
 
     #[test]
     fn keys_are_read_bare_or_quoted_and_bad_ones_name_the_header() {
@@ -118,7 +118,7 @@ mod tests {
     #[test]
     fn a_request_reads_the_same_whatever_its_body_looked_like() {
         let req = |reference: &str| CreateRoute {
-            profile_id: app::ids::ProfileId("p_1".into()),
+            profile_id: domain::ids::ProfileId("p_1".into()),
             caller: Caller {
                 kind: CallerKind::Kanban,
                 reference: reference.into(),

@@ -2,7 +2,7 @@
 //! the store.
 //!
 //! Layout, one concept per module:
-//! - [`machine`] (in `app::route`, shared with the browser): the state
+//! - [`machine`] (in `domain::route`, shared with the browser): the state
 //!   table — the only transitions there are.
 //! - [`plan`]: the route planner, pure — route, what was reported (a
 //!   classified failure and its decision, an effect, a success, an
@@ -33,7 +33,7 @@ pub mod service;
 pub mod signals;
 pub mod wire;
 
-pub use app::route::machine;
+pub use domain::route::machine;
 pub use error::{Result, RouteError};
 pub use idempotency::{Creation, IdempotencyKey, RouteKey};
 pub use service::Routes;

@@ -4,14 +4,14 @@
 //! never a default.
 
 use crate::store::{AttemptRow, DispatchRow, RouteRow};
-use app::ids::{Generation, ProfileId, RouteId};
-use app::policy::PolicyClass;
-use app::profile::Candidate;
-use app::route::{
+use chrono::{DateTime, Utc};
+use domain::ids::{Generation, ProfileId, RouteId};
+use domain::policy::PolicyClass;
+use domain::profile::Candidate;
+use domain::route::{
     Attempt, Caller, CallerKind, CandidateRef, Dispatch, DispatchReason, DispatchState,
     LastFailure, Pending, Resume, RouteSnapshot, RouteState, StopReason,
 };
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -48,9 +48,9 @@ impl Memory {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct AttemptDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unsafe_reason: Option<app::route::UnsafeReason>,
+    pub unsafe_reason: Option<domain::route::UnsafeReason>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held_by: Option<app::circuit::CircuitHold>,
+    pub held_by: Option<domain::circuit::CircuitHold>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_effect: Option<String>,
 }

@@ -39,18 +39,18 @@ use super::machine::{self, Outcome, Trigger};
 use super::model::{new_id, AttemptDetail, Memory, Route};
 use super::wire::{DecisionView, EffectReport};
 use crate::circuits::{self, CircuitSet, Hold, Resource};
-use crate::classify::Classification;
 use crate::recovery::{evaluate, Decision, Failure, GateVerdict, Rejection, Usage};
 use crate::store::{AttemptRow, Commit, DispatchRow, ScheduleRow};
-use app::circuit::CircuitHold;
-use app::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
-use app::profile::{Candidate, Profile};
-use app::route::{
+use chrono::{DateTime, Duration, Utc};
+use classify::Classification;
+use domain::circuit::CircuitHold;
+use domain::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
+use domain::profile::{Candidate, Profile};
+use domain::route::{
     event_kind, Action, DecisionKind, DispatchReason, LastFailure, Pending, PendingKind, Resume,
     RouteOutcome, RouteState, ScheduleState, StopReason,
 };
-use app::words::safe_cause;
-use chrono::{DateTime, Duration, Utc};
+use domain::words::safe_cause;
 
 /// What [`decide`] answers: the decision, the candidate's policy it was
 /// made under (`None` when the profile no longer has the candidate or
@@ -565,7 +565,7 @@ pub fn action(
                         .last_failure
                         .as_ref()
                         .map(|f| (f.code.clone(), f.class))
-                        .unwrap_or_else(|| (String::new(), app::policy::ErrorClass::Transient));
+                        .unwrap_or_else(|| (String::new(), domain::policy::ErrorClass::Transient));
                     let p = profile
                         .and_then(|p| p.candidates.get(next.candidate.index))
                         .and_then(|c| class.policy_class().map(|pc| *c.policy.class(pc)))
@@ -622,7 +622,7 @@ impl HeldSwitch {
         route: &mut Route,
         p: &ClassPolicy,
         code: &str,
-        class: app::policy::ErrorClass,
+        class: domain::policy::ErrorClass,
         now: DateTime<Utc>,
     ) -> ScheduleRow {
         let kind = PendingKind::Switch;
@@ -873,7 +873,7 @@ fn pending(
     ordinal: u32,
     p: &ClassPolicy,
     code: &str,
-    class: app::policy::ErrorClass,
+    class: domain::policy::ErrorClass,
     circuit: Option<CircuitHold>,
 ) -> Pending {
     Pending {
@@ -964,11 +964,11 @@ fn outcome_of(route: &Route) -> RouteOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::Confidence;
-    use app::ids::Generation;
-    use app::policy::{ErrorClass, OnExhausted, RetryPolicy, WaitForReset};
-    use app::profile::Candidate;
-    use app::route::{Caller, CallerKind, DecisionKind};
+    use classify::Confidence;
+    use domain::ids::Generation;
+    use domain::policy::{ErrorClass, OnExhausted, RetryPolicy, WaitForReset};
+    use domain::profile::Candidate;
+    use domain::route::{Caller, CallerKind, DecisionKind};
 
     fn t(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().to_utc()
@@ -1315,7 +1315,7 @@ mod tests {
         let r = route(RouteState::Active, &p);
         // As `Profiles::load` answers an unmappable stored document.
         p.candidates.clear();
-        p.configuration_error = Some(app::profile::ConfigurationError {
+        p.configuration_error = Some(domain::profile::ConfigurationError {
             message: "cannot be mapped".into(),
             errors: Vec::new(),
         });
@@ -1556,7 +1556,7 @@ mod tests {
     fn quota(reset_in: i64) -> Classification {
         Classification {
             code: "quota_limited".into(),
-            scope: Some(crate::classify::Scope::Account),
+            scope: Some(classify::Scope::Account),
             ..overloaded(ErrorClass::Hard, Some(reset_in))
         }
     }
@@ -1832,7 +1832,7 @@ mod tests {
         let soon = waiter_deadlines(&[at(0)], &Hold::Free { probes: vec![] }, now());
         assert_eq!(soon[0].0, at(0));
         let key = circuits::CircuitKey {
-            scope: app::circuit::CircuitScope::Account,
+            scope: domain::circuit::CircuitScope::Account,
             resource: "anthropic/team-a".into(),
         };
         let reopened = Hold::Held {

@@ -17,20 +17,21 @@ use super::signals::Signals;
 use super::wire::{ActionRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport};
 use crate::circuits::row::Loaded;
 use crate::circuits::CircuitKey;
-use crate::classify::{classify_at, Catalogue, Classification, Evidence, UnknownLog};
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{
     Commit, DecisionRows, DynStore, RouteFilter, RouteKeyRow, ScheduleRow, StoreError,
 };
-use app::ids::{Generation, RouteId};
-use app::policy::{ErrorClass, FieldError, FieldErrorCode};
-use app::profile::Profile;
-use app::route::{
+use crate::unknown::UnknownLog;
+use chrono::{DateTime, Utc};
+use classify::{classify_at, Catalogue, Classification, Evidence};
+use domain::ids::{Generation, RouteId};
+use domain::policy::{ErrorClass, FieldError, FieldErrorCode};
+use domain::profile::Profile;
+use domain::route::{
     event_kind, Action, Attempt, DispatchState, PendingKind, RouteSnapshot, RouteState,
 };
-use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use std::sync::Arc;
 
@@ -334,7 +335,7 @@ impl Routes {
             )]));
         }
         // Shown in page titles and the route list.
-        app::policy::text::check_visible("caller.ref", &req.caller.reference)
+        domain::policy::text::check_visible("caller.ref", &req.caller.reference)
             .map_err(|e| RouteError::Invalid(vec![e]))?;
         let now = self.now();
         for _ in 0..CIRCUIT_ATTEMPTS {
@@ -387,7 +388,7 @@ impl Routes {
                 // to name the hold with: the Circuits page lists them.
                 plan::Start::AllHeld(_) => {
                     route.state = RouteState::ActionRequired;
-                    route.reason = Some(app::route::StopReason::AllCandidatesHeld);
+                    route.reason = Some(domain::route::StopReason::AllCandidatesHeld);
                 }
             }
             let route_key = keyed.as_ref().map(|(k, request)| RouteKeyRow {
@@ -563,7 +564,7 @@ impl Routes {
             profile: profile.as_ref(),
             max_hold_wait: self.settings.max_hold_wait,
             resume: evidence.resumable.as_ref().and_then(|r| {
-                Some(app::route::Resume {
+                Some(domain::route::Resume {
                     provider_session_id: r.provider_session_id.clone()?,
                     generation: i64::try_from(r.generation?).ok()?,
                 })
@@ -620,8 +621,8 @@ impl Routes {
         &self,
         route: &Route,
         circuits: &Loaded,
-        cache: &mut Option<Option<app::profile::Candidate>>,
-    ) -> Option<app::profile::Candidate> {
+        cache: &mut Option<Option<domain::profile::Candidate>>,
+    ) -> Option<domain::profile::Candidate> {
         if circuits.set.is_empty() {
             return None;
         }
@@ -637,7 +638,7 @@ impl Routes {
     }
 
     /// Every circuit for people: `GET /api/v1/circuits`.
-    pub async fn circuit_list(&self) -> Result<app::circuit::CircuitList> {
+    pub async fn circuit_list(&self) -> Result<domain::circuit::CircuitList> {
         let rows = self.store.list_circuits().await?;
         let waiting = self.store.circuit_waiting_counts().await?;
         crate::circuits::view::list(&rows, &waiting, self.now()).map_err(RouteError::Corrupt)
@@ -1043,7 +1044,7 @@ fn stale_answer(
 /// The first HTTP error status in the evidence: a number, safe to show.
 fn error_status(evidence: &Evidence) -> Option<u16> {
     evidence.items.iter().find_map(|i| match i {
-        crate::classify::Item::Http(h) => h.status.filter(|s| *s >= 400),
+        classify::Item::Http(h) => h.status.filter(|s| *s >= 400),
         _ => None,
     })
 }

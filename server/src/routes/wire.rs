@@ -1,15 +1,15 @@
 //! The route API's request and answer bodies that are the server's own
 //! (snapshots, attempts and dispatches are shared with the browser in
-//! `app::route`).
+//! `domain::route`).
 
-use crate::classify::Classification;
-use app::circuit::CircuitHold;
-use app::ids::{Generation, ProfileId, RouteId};
-use app::policy::PolicyClass;
-use app::route::{
+use chrono::{DateTime, Utc};
+use classify::Classification;
+use domain::circuit::CircuitHold;
+use domain::ids::{Generation, ProfileId, RouteId};
+use domain::policy::PolicyClass;
+use domain::route::{
     Action, Caller, CallerKind, DecisionKind, RouteOutcome, RouteSnapshot, UnsafeReason,
 };
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// `POST /routes` body.

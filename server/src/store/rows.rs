@@ -135,7 +135,7 @@ pub struct DispatchRow {
     pub claimed_at: Option<i64>,
     pub acked_at: Option<i64>,
     /// The provider session to resume instead of sending the prompt
-    /// again, as JSON (`app::route::Resume`); `None` for a plain attempt.
+    /// again, as JSON (`domain::route::Resume`); `None` for a plain attempt.
     pub resume: Option<String>,
 }
 
@@ -225,7 +225,7 @@ pub struct ClaimFilter {
 }
 
 /// One distinct entry of the unknown-evidence log, as stored (see
-/// `crate::classify::unknown`): only the sanitised excerpt, keyed by it
+/// `classify::unknown`): only the sanitised excerpt, keyed by it
 /// with digit runs folded.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UnknownRow {

@@ -736,7 +736,7 @@ async fn event_streams_end_with_their_credential(engine: Engine) {
 /// the server knows.
 async fn people_are_managed_by_administrators(engine: Engine) {
     assert_eq!(
-        app::people::PERMISSIONS.to_vec(),
+        domain::people::PERMISSIONS.to_vec(),
         Permission::ALL.map(Permission::as_str).to_vec(),
         "the page offers exactly the server's permissions"
     );

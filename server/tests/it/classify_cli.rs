@@ -2,8 +2,8 @@
 //! same order; a line that is not an envelope yields an error line and the
 //! rest still classify.
 
-use server::classify::cli::classify_stream;
-use server::classify::Catalogue;
+use classify::cli::classify_stream;
+use classify::Catalogue;
 
 #[test]
 fn one_output_line_per_input_line_in_order() {

@@ -2,8 +2,8 @@
 //! its deciding tier with different codes, and shuffling rules or files does
 //! not change a single classification.
 
-use server::classify::catalogue::{CATALOGUE_SOURCE, RULE_SOURCES};
-use server::classify::{classify_at, fixtures, Catalogue, CatalogueSpec, Evidence, RULE_CONFLICT};
+use classify::catalogue::{CATALOGUE_SOURCE, RULE_SOURCES};
+use classify::{classify_at, fixtures, Catalogue, CatalogueSpec, Evidence, RULE_CONFLICT};
 
 fn now() -> chrono::DateTime<chrono::Utc> {
     "2026-11-30T12:00:00Z".parse().expect("time")

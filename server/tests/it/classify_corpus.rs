@@ -1,5 +1,5 @@
 //! Labelled corpora of real failures, through the library scorer
-//! (`server::classify::score`, the same measures as the shared `score.py`)
+//! (`classify::score`, the same measures as the shared `score.py`)
 //! with the product's gate: ≥ 98 % exact (an `accept` alternative counts),
 //! no false recovery, timing within max(1 s, 1 %) for ≥ 95 % of labelled
 //! cases (an invented hint counts as wrong), no leaked secret, every
@@ -16,8 +16,8 @@
 //! no false recovery, timing ≥ 95 %, no leak), so a later change that
 //! fits the development families at the held-out set's expense fails.
 
-use server::classify::score::{self, Gate, Report};
-use server::classify::Catalogue;
+use classify::score::{self, Gate, Report};
+use classify::Catalogue;
 use std::path::{Path, PathBuf};
 
 const PUBLIC: &str = concat!(

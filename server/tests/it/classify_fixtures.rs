@@ -2,9 +2,9 @@
 //! rule and timing, no fixture leaks, and every rule decides at least one
 //! fixture (rule ids in classifications are fixture-backed).
 
-use server::classify::catalogue::{CATALOGUE_SOURCE, RULE_SOURCES};
-use server::classify::fixtures::{self, FIXTURE_SOURCES};
-use server::classify::Catalogue;
+use classify::catalogue::{CATALOGUE_SOURCE, RULE_SOURCES};
+use classify::fixtures::{self, FIXTURE_SOURCES};
+use classify::Catalogue;
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -10,9 +10,9 @@
 //! excerpt's edge is caught as well as a whole one.
 
 use chrono::{DateTime, Utc};
+use classify::{classify_line, sanitize, Catalogue};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use server::classify::{classify_line, sanitize, Catalogue};
 
 fn now() -> DateTime<Utc> {
     "2026-11-30T12:00:00Z".parse().expect("time")

@@ -5,9 +5,9 @@
 //! recovering classes and only in the future).
 
 use chrono::{DateTime, Utc};
+use classify::{classify_at, classify_line, Catalogue, Evidence};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use server::classify::{classify_at, classify_line, Catalogue, Evidence};
 
 fn now() -> DateTime<Utc> {
     "2026-11-30T12:00:00Z".parse().expect("time")

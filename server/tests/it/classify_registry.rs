@@ -2,10 +2,10 @@
 //! with the built-in v1 table the policy core uses, both configurable classes
 //! have codes, and a broken catalogue fails loudly with every problem named.
 
-use app::policy::class::BUILTIN_CODES;
-use app::policy::{ErrorClass, PolicyClass};
-use server::classify::catalogue::{CATALOGUE_SOURCE, RULE_SOURCES};
-use server::classify::Catalogue;
+use classify::catalogue::{CATALOGUE_SOURCE, RULE_SOURCES};
+use classify::Catalogue;
+use domain::policy::class::BUILTIN_CODES;
+use domain::policy::{ErrorClass, PolicyClass};
 use std::collections::BTreeMap;
 
 #[test]
@@ -34,7 +34,7 @@ fn catalogue_agrees_with_the_builtin_table() {
         assert_eq!(
             catalogue.class_of(code),
             Some(*class),
-            "catalogue class of `{code}` differs from app::policy::class::BUILTIN_CODES"
+            "catalogue class of `{code}` differs from domain::policy::class::BUILTIN_CODES"
         );
     }
 }

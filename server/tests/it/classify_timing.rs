@@ -12,7 +12,7 @@
 //! time without a zone or with an ambiguous abbreviation, and a client's
 //! own backoff.
 
-use server::classify::{classify_line, Catalogue};
+use classify::{classify_line, Catalogue};
 
 /// Name, the expected `retry_after_seconds`, and the envelope's one item.
 const ROWS: &[(&str, Option<f64>, &str)] = &[

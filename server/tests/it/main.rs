@@ -2,7 +2,7 @@
 //! once per file (each link is large with the Leptos views inside).
 //!
 //! The classifier (`classify_*`: CLI contract, collisions, corpus,
-//! fixtures, the fuzz crate's dependencies, leaks, properties, registry,
+//! fixtures, leaks, properties, registry,
 //! timing), then the store (`group_commit`: transitions committed in
 //! batches still succeed and fail alone), HTTP, route scenarios, races and crashes, most of which run on
 //! SQLite and PostgreSQL
@@ -39,7 +39,6 @@ mod classify_cli;
 mod classify_collisions;
 mod classify_corpus;
 mod classify_fixtures;
-mod classify_fuzz_crate;
 mod classify_leaks;
 mod classify_properties;
 mod classify_registry;
@@ -47,7 +46,6 @@ mod classify_timing;
 mod fake_provider;
 mod fault_proxy;
 mod faults;
-mod fuzz_findings;
 mod group_commit;
 mod http_events;
 mod http_metrics;

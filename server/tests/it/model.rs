@@ -47,8 +47,8 @@ mod reference;
 mod steps;
 
 use crate::support::{services, Engine, TestDb};
-use app::ids::{Generation, RouteId};
-use app::route::{Action, Caller, CallerKind, RouteSnapshot};
+use domain::ids::{Generation, RouteId};
+use domain::route::{Action, Caller, CallerKind, RouteSnapshot};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use reference::{Act, Cand, Class, ErrClass, Failure, Model, Phase, Pol, Refused, State, Verdict};
 use serde_json::{json, Value};
@@ -401,7 +401,7 @@ impl Sequence {
             .create(&json!({"name": format!("rival {n}"), "candidates": [rival_cand]}))
             .await
             .map_err(|e| format!("rival profile: {e}"))?;
-        let open = |profile_id: app::ids::ProfileId, r: &str| CreateRoute {
+        let open = |profile_id: domain::ids::ProfileId, r: &str| CreateRoute {
             profile_id,
             caller: Caller {
                 kind: CallerKind::Kanban,

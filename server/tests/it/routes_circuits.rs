@@ -5,7 +5,7 @@
 //! they all proceed, none twice".
 
 use crate::support::{policy, services, start_time, usage_limit_in, Engine, TestDb, TestServer};
-use app::route::{Caller, CallerKind, Dispatch, RouteSnapshot, RouteState};
+use domain::route::{Caller, CallerKind, Dispatch, RouteSnapshot, RouteState};
 use serde_json::json;
 use server::clock::Clock;
 use server::http::AppState;
@@ -17,7 +17,7 @@ const ACCOUNT: &str = "account:anthropic/team-a";
 
 /// One candidate on Anthropic's `team-a` account that waits for a trusted
 /// reset (up to ten minutes) once, then stops.
-async fn profile(state: &AppState) -> app::ids::ProfileId {
+async fn profile(state: &AppState) -> domain::ids::ProfileId {
     let p = state
         .profiles
         .create(&json!({"name": "team-a", "candidates": [{

@@ -7,7 +7,7 @@
 //! a second route.
 
 use crate::support::{client_with, policy, services, start_time, Api, Engine, TestDb, TestServer};
-use app::route::{Caller, CallerKind};
+use domain::route::{Caller, CallerKind};
 use serde_json::{json, Value};
 use server::clock::Clock;
 use server::routes::{CreateRoute, Creation, IdempotencyKey, RouteKey};
@@ -222,13 +222,17 @@ async fn the_runner_repeats_a_creation_whose_answer_was_lost(engine: Engine) {
     let api = server.api();
     let p = profile(&api).await;
     let proxy = losing_the_first_answer(server.addr).await;
-    let service = server::runner::client::Service::new(
+    let service = runner::client::Service::new(
         &format!("http://{proxy}"),
         Some(crate::support::ADMIN_TOKEN.to_string()),
     )
     .unwrap();
     let route = service
-        .open_route(&app::ids::ProfileId(p.clone()), CallerKind::Utility, "lost")
+        .open_route(
+            &domain::ids::ProfileId(p.clone()),
+            CallerKind::Utility,
+            "lost",
+        )
         .await
         .expect("the creation is repeated and answered");
     let stored = routes_of(&api, &p).await;

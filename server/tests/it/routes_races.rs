@@ -2,15 +2,15 @@
 //! route at once (1,000 rounds per engine), and writes that fail.
 
 use crate::support::{overloaded, policy, services, start_time, Engine, TestDb};
-use app::route::{Action, StopReason};
-use app::route::{Caller, CallerKind, RouteState};
+use domain::route::{Action, StopReason};
+use domain::route::{Caller, CallerKind, RouteState};
 use serde_json::json;
 use server::clock::Clock;
 use server::routes::{ActionRequest, CreateRoute, EffectReport};
 
 const ROUNDS: usize = 1_000;
 
-async fn profile(state: &server::http::AppState) -> app::ids::ProfileId {
+async fn profile(state: &server::http::AppState) -> domain::ids::ProfileId {
     let p = state
         .profiles
         .create(&json!({"name": "race", "candidates": [
@@ -22,7 +22,7 @@ async fn profile(state: &server::http::AppState) -> app::ids::ProfileId {
     p.id
 }
 
-fn failure(route: &app::route::RouteSnapshot) -> serde_json::Value {
+fn failure(route: &domain::route::RouteSnapshot) -> serde_json::Value {
     json!({"generation": route.generation, "invocation_id": route.invocation_id,
            "prompt_generation": route.prompt_generation, "phase": "prompt", "items": overloaded()})
 }
@@ -144,7 +144,7 @@ async fn timer_action_and_report_race(engine: Engine) {
         let generations: Vec<_> = events
             .iter()
             .map(|e| {
-                let g = serde_json::from_str::<app::route::RouteSnapshot>(&e.payload)
+                let g = serde_json::from_str::<domain::route::RouteSnapshot>(&e.payload)
                     .unwrap()
                     .generation;
                 (e.kind.as_str(), g)

@@ -557,7 +557,7 @@ pub async fn serve(
 }
 
 /// A route snapshot read from an answer's JSON, for typed checks.
-pub fn snapshot_of(v: &serde_json::Value) -> app::route::RouteSnapshot {
+pub fn snapshot_of(v: &serde_json::Value) -> domain::route::RouteSnapshot {
     serde_json::from_value(v.clone()).expect("a route snapshot")
 }
 

@@ -4,8 +4,9 @@
 //! `GET /api/v1/catalogue/unknown` with the same log.
 
 use crate::support::{policy, Api, Engine, Instance, TestDb};
+use classify::{classify_line, Catalogue, Classification};
 use serde_json::{json, Value};
-use server::classify::{classify_line, Catalogue, Classification, UnknownLog};
+use server::unknown::UnknownLog;
 
 const SECRET: &str = "sk-ant-api03-Abcdefghijklmnop1234";
 

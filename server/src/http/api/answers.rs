@@ -95,7 +95,7 @@ pub fn add_common(rule: Rule, method: &Method, op: &mut Operation) {
     );
 }
 
-/// An [`app::api::ApiError`] body.
+/// An [`domain::error::ApiError`] body.
 fn error(description: &str) -> Response {
     ResponseBuilder::new()
         .description(description)

@@ -1,0 +1,47 @@
+//! Classification: turn what an agent adapter saw about one failure into a
+//! stable semantic code and class, with validated timing and nothing secret.
+//! This is the only crate that reads provider names or provider text;
+//! everything downstream branches on [`Classification`] alone.
+//!
+//! - [`evidence`]: the envelope types; `evidence::lenient` holds the
+//!   lenient, bounded readers its parsing is made of.
+//! - `extract`: per-item extractors that turn raw items into normalised
+//!   facts (statuses, error identifiers, ACP codes, exits, text haystacks);
+//!   `json`: the light, borrowing JSON tree they read bodies into.
+//! - [`provenance`]: which parts of an envelope are evidence at all.
+//! - [`catalogue`]: the versioned data catalogue (`catalogue/` at the
+//!   repository root): code registry, rules in priority tiers, timing
+//!   profiles. `catalogue::format` reads the files, `catalogue::compile`
+//!   validates and compiles them (every problem with its file, entry and
+//!   field), `catalogue::verdict` decides between matching rules.
+//! - `matcher`: the hot path, fenced off — rule bits, the literal
+//!   prefilter, text hits, structured conditions and word-at-a-time scans.
+//! - [`timing`]: retry-after, reset headers, RetryInfo, prose durations,
+//!   epochs and zoned clock times, validated against `occurred_at`.
+//! - [`sanitize`]: redaction and the bounded `safe_excerpt`.
+//! - [`classifier`]: [`classify`], the pure function tying them together.
+//! - [`fixtures`]: the fixture format and runner; [`score`]: figures and
+//!   gates over labelled corpora; [`cli`]: the CLI commands.
+
+pub mod catalogue;
+pub mod classifier;
+pub mod cli;
+pub mod evidence;
+mod extract;
+pub mod fixtures;
+mod json;
+mod matcher;
+pub mod provenance;
+pub mod sanitize;
+pub mod score;
+pub mod timing;
+
+pub use catalogue::{
+    Catalogue, CatalogueError, CatalogueSpec, CatalogueSummary, CodeSummary, Confidence,
+    Explanation, RuleMatch, Scope,
+};
+pub use classifier::{
+    classify, classify_at, classify_json, classify_json_at, classify_line, Classification,
+    RULE_CONFLICT, RULE_UNMATCHED,
+};
+pub use evidence::{Evidence, EvidenceError, Item, Phase};

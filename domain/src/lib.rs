@@ -1,0 +1,41 @@
+//! The vocabulary every part of Provider Error Recovery shares: what the
+//! server stores and answers, what the runner and adapters send, and what
+//! the browser reads. Pure Rust with no I/O, so it compiles into the server,
+//! the runner, the fuzz targets and the WASM bundle alike.
+//!
+//! - [`policy`]: the version-1 class policy document — limits, the
+//!   field-error reader, validation, schedule, legacy normalisation.
+//! - [`profile`]: dynamic profiles on the wire and their validation.
+//! - [`route`]: route snapshots, attempts, dispatches and events on the
+//!   wire, the typed vocabulary (decisions, stop reasons, outcomes,
+//!   dispatch and schedule states) and the state table ([`route::machine`]).
+//! - [`circuit`]: shared resource circuits on the wire.
+//! - [`people`]: people who sign in, for the administrator's page.
+//! - [`error`]: the API's error body with typed [`error::ErrorCode`]s, and
+//!   the [`error::Viewer`] (who is looking).
+//! - [`words`]: wording for people, made from those values in one place.
+//! - [`ids`]: `RouteId`, `ProfileId` and `Generation` as types.
+//! - [`wire_json`] and [`wire_time`]: how the browser reads JSON, and how
+//!   times on the wire are read.
+//! - `names`: the `wire_names!` declaration every wire enum uses, so serde
+//!   and string names come from one rule.
+//!
+//! Features: `openapi` derives the OpenAPI schemas (the server);
+//! `reader` compiles the browser's hand readers on the host (tests);
+//! `browser` reads JSON with them instead of serde (the WASM bundle).
+#![forbid(unsafe_code)]
+
+// First: the macros below use it.
+#[macro_use]
+mod names;
+
+pub mod circuit;
+pub mod error;
+pub mod ids;
+pub mod people;
+pub mod policy;
+pub mod profile;
+pub mod route;
+pub mod wire_json;
+pub mod wire_time;
+pub mod words;

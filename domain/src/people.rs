@@ -1,0 +1,46 @@
+//! People who sign in, as the administrator's people page and
+//! `GET /api/v1/people` show them.
+
+use serde::{Deserialize, Serialize};
+
+/// One person: who, what they may do, whether they may sign in, and how
+/// many sessions they have open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Person {
+    pub id: String,
+    pub name: String,
+    /// Permission names, e.g. `profiles:manage`.
+    pub permissions: Vec<String>,
+    /// Disabled people cannot sign in and have no sessions.
+    pub disabled: bool,
+    /// Sessions that have not expired.
+    pub sessions: i64,
+}
+
+/// Every permission a person may be given, in the order the page lists
+/// them (the server's `auth::Permission::ALL`; a test keeps them equal).
+pub const PERMISSIONS: &[&str] = &[
+    "profiles:manage",
+    "profiles:select",
+    "routes:act",
+    "evidence:submit",
+    "office:assign",
+    "catalogue:read",
+    "routes:any",
+    "admin",
+];
+
+#[cfg(any(test, feature = "reader"))]
+impl crate::wire_json::FromJson for Person {
+    fn from_json(v: &serde_json::Value) -> Result<Self, crate::wire_json::Error> {
+        let o = crate::wire_json::Fields::of(v)?;
+        Ok(Person {
+            id: o.get("id")?,
+            name: o.get("name")?,
+            permissions: o.get("permissions")?,
+            disabled: o.get("disabled")?,
+            sessions: o.get("sessions")?,
+        })
+    }
+}

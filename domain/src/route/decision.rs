@@ -1,0 +1,327 @@
+//! What a failure led to, as values: the decision's kind, why a route
+//! stopped for a person, and where the route went. The server writes them,
+//! the browser and the runner word them (`crate::words`); nothing reads
+//! prose back. Each enum's wire names come from one `snake_case` rule that
+//! serde and `strum` both apply (checked by the tests below).
+
+use super::RouteState;
+use crate::ids::Generation;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+wire_names! {
+    /// Why a failure authorises no automatic recovery.
+    pub enum Rejection {
+        /// Evidence for another generation or invocation: nothing changes.
+        Stale,
+        /// Unknown, low-confidence or conflicting evidence.
+        Unclassified,
+        /// Not the provider's failure (context window, tool failure, …).
+        NotProvider,
+        /// Output or tool activity may already have happened: replay is unsafe.
+        EffectUnsafe,
+    }
+}
+
+wire_names! {
+    /// A decision as the API names it (`decision.kind`, an attempt's
+    /// `decision`): the four policy outcomes or a rejection.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum DecisionKind {
+        WaitForReset,
+        Retry,
+        Skip,
+        Stop,
+        Stale,
+        Unclassified,
+        NotProvider,
+        EffectUnsafe,
+        /// Not a decision on a failure: output or tool activity of an
+        /// earlier attempt arrived after that attempt's failure had
+        /// already been recovered from (the successor withdrawn and the
+        /// route stopped, or — once the successor was delivered — recorded
+        /// so a person sees the work may have run twice).
+        LateEffect,
+    }
+}
+
+wire_names! {
+    /// Why a current failure was judged unsafe to recover from
+    /// automatically (the decision `effect_unsafe`): the first of these
+    /// that holds, in this order.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum UnsafeReason {
+        /// Output or tool activity was reported (`POST /effects`) for the
+        /// failed invocation.
+        EffectsReported,
+        /// The failure report itself carries output or tool activity
+        /// (`acp_update` items before the error).
+        EffectsInEvidence,
+        /// The report has no `phase`, so nobody can tell whether the agent
+        /// had started working: adapters must send one.
+        BoundaryUnknown,
+        /// `phase: stream` — output had started when the failure came.
+        OutputStarted,
+        /// `phase: teardown` — the prompt may have completed.
+        AtTeardown,
+        /// A resumable failure whose policy said skip: another candidate
+        /// cannot resume this provider's session, it could only repeat
+        /// the prompt.
+        ResumeNeedsSameCandidate,
+    }
+}
+
+impl From<Rejection> for DecisionKind {
+    fn from(r: Rejection) -> DecisionKind {
+        match r {
+            Rejection::Stale => DecisionKind::Stale,
+            Rejection::Unclassified => DecisionKind::Unclassified,
+            Rejection::NotProvider => DecisionKind::NotProvider,
+            Rejection::EffectUnsafe => DecisionKind::EffectUnsafe,
+        }
+    }
+}
+
+/// Why a route is `action_required` (the snapshot's `reason`).
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, strum::Display, strum::EnumString,
+)]
+#[serde(from = "String", into = "String")]
+#[strum(serialize_all = "snake_case")]
+pub enum StopReason {
+    /// The failure was rejected by the evaluator (its [`Rejection`]).
+    Stale,
+    Unclassified,
+    NotProvider,
+    EffectUnsafe,
+    /// An effect arrived for an invocation that had already failed.
+    EffectAfterFailure,
+    /// The candidate's policy says stop once recovery is exhausted.
+    StoppedByPolicy,
+    /// Skip was decided but every candidate is excluded this cycle.
+    NoEligibleCandidate,
+    /// The profile lost the route's candidate or cannot be read.
+    ProfileChanged,
+    /// The profile's stored document cannot be mapped to a policy (a
+    /// legacy shape the normaliser does not know): it authorises no work
+    /// until someone saves it again.
+    ProfileMisconfigured,
+    CancelledByUser,
+    StoppedByUser,
+    /// A claimed dispatch was never acknowledged.
+    AmbiguousDispatch,
+    /// A dispatch was not claimed within the deployment's dispatch
+    /// timeout (no caller is picking the route's work up).
+    DispatchNotClaimed,
+    /// Every remaining candidate is held by a shared circuit for longer
+    /// than the deployment waits for a hold to end.
+    AllCandidatesHeld,
+    /// A reason this build does not know (a newer server's), kept as sent.
+    #[strum(default)]
+    Other(String),
+}
+
+impl From<Rejection> for StopReason {
+    fn from(r: Rejection) -> StopReason {
+        match r {
+            Rejection::Stale => StopReason::Stale,
+            Rejection::Unclassified => StopReason::Unclassified,
+            Rejection::NotProvider => StopReason::NotProvider,
+            Rejection::EffectUnsafe => StopReason::EffectUnsafe,
+        }
+    }
+}
+
+open_wire_names!(StopReason);
+
+/// Where a failure report left the route (a decision's and an attempt's
+/// `outcome`). On the wire it is one short label —
+/// `action_required: <reason>`, `switching to <label>`,
+/// `<state> until <RFC 3339>`, `<state>`, or
+/// `unchanged: the route is at generation <n> (<state>)` — written and read
+/// only by [`fmt::Display`] and [`FromStr`] here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteOutcome {
+    /// Stopped for a person.
+    Stopped(StopReason),
+    /// Moving to another candidate (its label).
+    Switching { to: String },
+    /// Waiting in `state` for a deadline.
+    Waiting {
+        state: RouteState,
+        until: DateTime<Utc>,
+    },
+    /// Now in `state`, with nothing pending.
+    In(RouteState),
+    /// Nothing changed: the report was about an attempt the route left.
+    Unchanged {
+        generation: Generation,
+        state: RouteState,
+    },
+}
+
+const STOPPED: &str = "action_required: ";
+const SWITCHING: &str = "switching to ";
+const UNCHANGED: &str = "unchanged: the route is at generation ";
+const UNTIL: &str = " until ";
+
+impl fmt::Display for RouteOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouteOutcome::Stopped(reason) => write!(f, "{STOPPED}{reason}"),
+            RouteOutcome::Switching { to } => write!(f, "{SWITCHING}{to}"),
+            RouteOutcome::Waiting { state, until } => {
+                write!(f, "{state}{UNTIL}{}", until.to_rfc3339())
+            }
+            RouteOutcome::In(state) => write!(f, "{state}"),
+            RouteOutcome::Unchanged { generation, state } => {
+                write!(f, "{UNCHANGED}{generation} ({state})")
+            }
+        }
+    }
+}
+
+/// A label that is none of [`RouteOutcome`]'s forms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a route outcome: {0:?}")]
+pub struct UnknownOutcome(pub String);
+
+impl FromStr for RouteOutcome {
+    type Err = UnknownOutcome;
+
+    /// Reads the wire label back (an API answer, a stored attempt row).
+    fn from_str(s: &str) -> Result<RouteOutcome, UnknownOutcome> {
+        let unknown = || UnknownOutcome(s.to_string());
+        if let Some(reason) = s.strip_prefix(STOPPED) {
+            return Ok(RouteOutcome::Stopped(StopReason::from(reason.to_string())));
+        }
+        if let Some(to) = s.strip_prefix(SWITCHING) {
+            return Ok(RouteOutcome::Switching { to: to.to_string() });
+        }
+        if let Some(rest) = s.strip_prefix(UNCHANGED) {
+            let (generation, state) = rest
+                .strip_suffix(')')
+                .and_then(|r| r.split_once(" ("))
+                .ok_or_else(unknown)?;
+            return Ok(RouteOutcome::Unchanged {
+                generation: Generation(generation.parse().map_err(|_| unknown())?),
+                state: state.parse().map_err(|_| unknown())?,
+            });
+        }
+        if let Some((state, until)) = s.split_once(UNTIL) {
+            return Ok(RouteOutcome::Waiting {
+                state: state.parse().map_err(|_| unknown())?,
+                until: DateTime::parse_from_rfc3339(until)
+                    .map_err(|_| unknown())?
+                    .to_utc(),
+            });
+        }
+        s.parse().map(RouteOutcome::In).map_err(|_| unknown())
+    }
+}
+
+impl Serialize for RouteOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for RouteOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RouteOutcome, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// In the browser: the label's text, read back by [`FromStr`].
+#[cfg(any(test, feature = "reader"))]
+impl crate::wire_json::FromJson for RouteOutcome {
+    fn from_json(v: &serde_json::Value) -> Result<RouteOutcome, crate::wire_json::Error> {
+        crate::wire_json::by_name(v)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use strum::VariantArray;
+
+    /// serde's name and strum's name of every variant are the same string.
+    pub(crate) fn names_agree<T>()
+    where
+        T: VariantArray + Serialize + Into<&'static str> + Copy + fmt::Debug,
+    {
+        for v in T::VARIANTS {
+            let name: &'static str = (*v).into();
+            assert_eq!(serde_json::to_value(v).unwrap(), name, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn serde_and_strum_names_agree() {
+        names_agree::<Rejection>();
+        names_agree::<DecisionKind>();
+        names_agree::<RouteState>();
+        names_agree::<super::super::CallerKind>();
+        names_agree::<super::super::PendingKind>();
+        names_agree::<super::super::DispatchReason>();
+        names_agree::<super::super::DispatchState>();
+        names_agree::<super::super::ScheduleState>();
+    }
+
+    #[test]
+    fn stop_reasons_keep_unknown_names() {
+        let r: StopReason = serde_json::from_value("ambiguous_dispatch".into()).unwrap();
+        assert_eq!(r, StopReason::AmbiguousDispatch);
+        let other: StopReason = serde_json::from_value("something_new".into()).unwrap();
+        assert_eq!(other, StopReason::Other("something_new".into()));
+        assert_eq!(serde_json::to_value(&other).unwrap(), "something_new");
+        assert_eq!(
+            serde_json::to_value(StopReason::from(Rejection::EffectUnsafe)).unwrap(),
+            "effect_unsafe"
+        );
+    }
+
+    #[test]
+    fn outcomes_round_trip_through_their_label() {
+        let until = DateTime::parse_from_rfc3339("2026-11-30T12:00:05.250Z")
+            .unwrap()
+            .to_utc();
+        let cases = [
+            (
+                RouteOutcome::Stopped(StopReason::Unclassified),
+                "action_required: unclassified",
+            ),
+            (
+                RouteOutcome::Switching {
+                    to: "Codex (fast)".into(),
+                },
+                "switching to Codex (fast)",
+            ),
+            (
+                RouteOutcome::Waiting {
+                    state: RouteState::RetryWait,
+                    until,
+                },
+                "retry_wait until 2026-11-30T12:00:05.250+00:00",
+            ),
+            (RouteOutcome::In(RouteState::Active), "active"),
+            (
+                RouteOutcome::Unchanged {
+                    generation: Generation(4),
+                    state: RouteState::Retrying,
+                },
+                "unchanged: the route is at generation 4 (retrying)",
+            ),
+        ];
+        for (outcome, label) in cases {
+            assert_eq!(outcome.to_string(), label);
+            assert_eq!(label.parse::<RouteOutcome>(), Ok(outcome.clone()));
+            assert_eq!(serde_json::to_value(&outcome).unwrap(), label);
+        }
+        assert!("moved somewhere".parse::<RouteOutcome>().is_err());
+        assert!(serde_json::from_value::<RouteOutcome>("".into()).is_err());
+    }
+}

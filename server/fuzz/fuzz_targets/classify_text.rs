@@ -1,5 +1,0 @@
-//! Arbitrary text in every evidence field an adapter fills.
-//! What is checked: `server_fuzz::checks::classify_text_bytes`.
-#![no_main]
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| server_fuzz::checks::classify_text_bytes(data));
