@@ -13,7 +13,7 @@
 //! Every decision figure is also read as a share of this.
 
 use super::raw::Raw;
-use crate::store::sqlite_writer;
+use crate::store::sqlite_file;
 use sqlx::{ConnectOptions, Connection};
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -69,7 +69,7 @@ pub async fn measure(
 /// turns (SQLite has one writer) for `each`.
 async fn sqlite(url: &str, clients: usize, each: Duration) -> anyhow::Result<f64> {
     let options = crate::store::SqliteStore::connect_options(url)?;
-    let target = sqlite_writer::Target {
+    let target = sqlite_file::Target {
         // Unused: each connection here flushes itself (SQLite's own FULL).
         log: Arc::new(crate::store::sqlite_log::Log::beside(
             options.get_filename(),
@@ -87,7 +87,7 @@ async fn sqlite(url: &str, clients: usize, each: Duration) -> anyhow::Result<f64
         .map(|client| {
             let (target, turn, done) = (target.clone(), turn.clone(), done.clone());
             tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
-                let conn = sqlite_writer::open(&target)?;
+                let conn = sqlite_file::open(&target)?;
                 let mut insert =
                     conn.prepare("INSERT INTO bench_ceiling (id, v) VALUES (?1, 1)")?;
                 while Instant::now() < until {

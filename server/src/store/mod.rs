@@ -25,6 +25,7 @@ mod postgres;
 mod rows;
 mod sql;
 mod sqlite;
+pub(crate) mod sqlite_file;
 pub(crate) mod sqlite_log;
 mod sqlite_reads;
 pub(crate) mod sqlite_writer;
@@ -37,7 +38,8 @@ pub use rows::{
     DispatchRow, EventRow, RouteFilter, RouteKeyRow, RouteRow, ScheduleRow, StateCounts,
     UnknownRow,
 };
-pub use sqlite::{LockError, ServerLock, SqliteStore, Synchronous};
+pub use sqlite::{LockError, ServerLock, SqliteStore};
+pub use sqlite_file::Synchronous;
 
 use async_trait::async_trait;
 use std::sync::Arc;

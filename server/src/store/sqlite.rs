@@ -9,7 +9,8 @@
 //! database, not SQLite's exclusive locking mode: short-lived commands
 //! that open the database while a server runs keep working.
 
-use super::sqlite_writer::{self, Target};
+use super::sqlite_file::{Synchronous, Target};
+use super::sqlite_writer;
 use super::{group::GroupCommit, sql::impl_store, Commit, Engine, Result, StoreError};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
@@ -324,78 +325,6 @@ impl ServerLock {
     }
 }
 
-/// How durable a SQLite commit is: the `synchronous=` setting of a
-/// `sqlite://` URL (`full`, the default, or `normal`), which every
-/// connection to the file is opened with.
-///
-/// With `full` a commit returns only once the write-ahead log is flushed
-/// to the disk, so what was answered survives a power loss or an OS crash.
-/// That is the default because an answer is acted on: a claimed dispatch
-/// launches an agent, and a claim lost to an OS crash would be dispatched
-/// again after it — a prompt replayed, which this service exists to
-/// prevent. Group commit ([`super::group`]) shares one flush among every
-/// transition of a batch. `normal` skips the flush (WAL is still safe
-/// across a crash of this process, not of the machine) and suits a
-/// machine whose disk flushes slowly, when losing the last moments is
-/// acceptable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Synchronous {
-    #[default]
-    Full,
-    Normal,
-}
-
-impl Synchronous {
-    /// Splits the setting off a `sqlite://` URL (sqlx does not know it):
-    /// the URL without it, and the setting (the default when absent).
-    pub fn take_from(url: &str) -> Result<(String, Synchronous)> {
-        let Some((base, query)) = url.split_once('?') else {
-            return Ok((url.to_string(), Synchronous::default()));
-        };
-        let mut synchronous = Synchronous::default();
-        let mut kept = Vec::new();
-        for pair in query.split('&') {
-            match pair.split_once('=') {
-                Some((key, value)) if key.eq_ignore_ascii_case("synchronous") => {
-                    synchronous = match value.to_ascii_lowercase().as_str() {
-                        "full" => Synchronous::Full,
-                        "normal" => Synchronous::Normal,
-                        _ => {
-                            return Err(StoreError::Unavailable(format!(
-                                "bad SQLite URL `{url}`: synchronous must be `full` or \
-                                 `normal`, not `{value}`"
-                            )))
-                        }
-                    }
-                }
-                _ => kept.push(pair),
-            }
-        }
-        let rest = if kept.is_empty() {
-            base.to_string()
-        } else {
-            format!("{base}?{}", kept.join("&"))
-        };
-        Ok((rest, synchronous))
-    }
-
-    /// The URL's setting, as `take_from` reads it.
-    pub fn query(self) -> &'static str {
-        match self {
-            Synchronous::Full => "synchronous=full",
-            Synchronous::Normal => "synchronous=normal",
-        }
-    }
-
-    /// The value of SQLite's `PRAGMA synchronous`.
-    pub(crate) fn pragma(self) -> &'static str {
-        match self {
-            Synchronous::Full => "FULL",
-            Synchronous::Normal => "NORMAL",
-        }
-    }
-}
-
 impl_store!(
     SqliteStore,
     sqlx::Sqlite,
@@ -415,31 +344,6 @@ impl_store!(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn taken(url: &str) -> (String, Synchronous) {
-        Synchronous::take_from(url).unwrap()
-    }
-
-    #[test]
-    fn the_synchronous_setting_is_read_off_the_url_and_left_out_of_it() {
-        let full = Synchronous::Full;
-        assert_eq!(taken("sqlite://d/x.db"), ("sqlite://d/x.db".into(), full));
-        assert_eq!(
-            taken("sqlite://d/x.db?synchronous=NORMAL"),
-            ("sqlite://d/x.db".into(), Synchronous::Normal)
-        );
-        assert_eq!(
-            taken("sqlite://d/x.db?mode=rwc&synchronous=full&cache=private"),
-            ("sqlite://d/x.db?mode=rwc&cache=private".into(), full)
-        );
-        let e = Synchronous::take_from("sqlite://x.db?synchronous=off")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("synchronous must be `full` or `normal`, not `off`"),
-            "{e}"
-        );
-    }
 
     /// After a failed flush of the log, the writes that go through the
     /// pool (SQLite flushing them itself) are refused as route transitions
@@ -535,7 +439,7 @@ mod tests {
                 .unwrap();
             assert_eq!(pooled, pragma, "{url}: the pool's connections");
             let target = store.target.clone().expect("a file by name");
-            let own = sqlite_writer::open(&target).unwrap();
+            let own = super::super::sqlite_file::open(&target).unwrap();
             let written: i64 = own
                 .query_row("PRAGMA synchronous", [], |r| r.get(0))
                 .unwrap();

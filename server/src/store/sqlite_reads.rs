@@ -11,7 +11,7 @@
 
 use super::access::{TokenRow, LIVE_TOKEN};
 use super::sql::{CIRCUITS, ROUTE_AND_PROFILE, ROUTE_BY_ID};
-use super::sqlite_writer::{self, Target};
+use super::sqlite_file::{self, Target};
 use super::{CircuitRow, DecisionRows, ProfileRow, Result, RouteRow, StoreError};
 use rusqlite::{Connection, OptionalExtension, Row};
 use std::sync::Mutex;
@@ -40,7 +40,7 @@ impl Readers {
         let conn = match idle {
             Some(c) => c,
             None => {
-                let c = sqlite_writer::open(&self.target).map_err(unavailable)?;
+                let c = sqlite_file::open(&self.target).map_err(unavailable)?;
                 // Reads only, whatever a bug might ask of it.
                 c.pragma_update(None, "query_only", "ON")
                     .map_err(unavailable)?;

@@ -16,31 +16,14 @@
 //! on) for each batch, so the two never wait on each other inside SQLite.
 
 use super::group::{self, Member, SAVEPOINT};
-use super::sqlite::Synchronous;
+use super::sqlite_file::{open, Synchronous, Target};
 use super::sqlite_log::Log;
 use super::transition::{statements, Check, Miss, Param, GENERATION};
 use super::{Commit, Result, StoreError};
 use rusqlite::types::{ToSqlOutput, Value};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use std::path::PathBuf;
+use rusqlite::{Connection, OptionalExtension};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
-
-/// Where the writer writes, and the lock it shares with the store's other
-/// writers.
-#[derive(Clone)]
-pub(crate) struct Target {
-    pub path: PathBuf,
-    /// How durable a commit is, as the store's other connections have it.
-    pub synchronous: Synchronous,
-    pub read_only: bool,
-    pub lock: Arc<tokio::sync::Mutex<()>>,
-    /// The log the store flushes itself with `synchronous=FULL`, shared by
-    /// the flusher and [`commit_once`] (and asked by the store whether a
-    /// flush has failed).
-    pub log: Arc<Log>,
-}
 
 /// Starts the writer thread on `queue` (and, for `synchronous=FULL`, its
 /// flusher). A thread that cannot be started drops the queue, and the
@@ -195,25 +178,6 @@ impl Writer {
         }
         Ok(self.conn.as_ref().expect("just opened"))
     }
-}
-
-/// The store's connection settings (`SqliteStore::connect_options`): WAL,
-/// the URL's `synchronous` (FULL unless it says otherwise), foreign keys,
-/// a 5 s busy timeout. Also what
-/// `kandev-recovery bench` measures the raw commit ceiling on.
-pub(crate) fn open(target: &Target) -> rusqlite::Result<Connection> {
-    let flags = if target.read_only {
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-    } else {
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-    };
-    let c = Connection::open_with_flags(&target.path, flags | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
-    c.busy_timeout(Duration::from_secs(5))?;
-    c.pragma_update(None, "synchronous", target.synchronous.pragma())?;
-    c.pragma_update(None, "foreign_keys", "ON")?;
-    // Every statement a transition can run, and the generation read.
-    c.set_prepared_statement_cache_capacity(32);
-    Ok(c)
 }
 
 /// The batch's transaction; an error here fails every member.
