@@ -1,7 +1,7 @@
 //! PostgreSQL: a batch of plain transitions committed as set-based
 //! statements, a round trip per table instead of one per row.
 //!
-//! Member by member (the shared path in `sql.rs`), a batch costs a round
+//! Member by member (the shared path in `sql/batch.rs`), a batch costs a round
 //! trip for every statement of every member and a savepoint between
 //! members, and PostgreSQL's backend spends more on those round trips than
 //! on the rows (docs/architecture.md, "How a transition is stored"). Most batches are plain —

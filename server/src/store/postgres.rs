@@ -320,12 +320,12 @@ fn claimant_name(given: Option<&str>) -> String {
     format!("{prefix}/{}", &id[..12])
 }
 
-/// A route with its profile ([`ROUTE_AND_PROFILE`](super::sql::ROUTE_AND_PROFILE))
+/// A route with its profile ([`ROUTE_AND_PROFILE`](super::sql::routes::ROUTE_AND_PROFILE))
 /// and every circuit as one JSON array in a `circuits` column: one
 /// statement, so one round trip and one snapshot. JSON numbers carry the
 /// circuits' `BIGINT`s exactly (serde_json reads integers as integers).
 static ROUTE_FOR_DECISION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let fields: Vec<String> = super::sql::CIRCUIT_COLUMNS
+    let fields: Vec<String> = super::sql::circuits::CIRCUIT_COLUMNS
         .split(',')
         .map(str::trim)
         .map(|c| format!("'{c}', c.{c}"))
@@ -336,7 +336,7 @@ static ROUTE_FOR_DECISION: std::sync::LazyLock<String> = std::sync::LazyLock::ne
          (SELECT o.opener FROM route_openers AS o WHERE o.route_id = q.id) AS opener \
          FROM ({}) AS q",
         fields.join(", "),
-        *super::sql::ROUTE_AND_PROFILE
+        *super::sql::routes::ROUTE_AND_PROFILE
     )
 });
 

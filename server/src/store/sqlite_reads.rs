@@ -6,11 +6,12 @@
 //! (two thread switches, more for a row stream), which cost more than the
 //! read: a point read by primary key in a WAL database takes SQLite a few
 //! microseconds and never waits for the writer. So these run inline, on
-//! the task's own thread. The SQL is the store's own (`sql.rs`,
+//! the task's own thread. The SQL is the store's own (`sql/`,
 //! `access.rs`); only the row mapping is here.
 
 use super::access::{TokenRow, LIVE_TOKEN};
-use super::sql::{CIRCUITS, ROUTE_AND_PROFILE, ROUTE_BY_ID};
+use super::sql::circuits::CIRCUITS;
+use super::sql::routes::{ROUTE_AND_PROFILE, ROUTE_BY_ID};
 use super::sqlite_file::{self, Target};
 use super::{CircuitRow, DecisionRows, ProfileRow, Result, RouteRow, StoreError};
 use rusqlite::{Connection, OptionalExtension, Row};
