@@ -9,7 +9,7 @@
 use super::catalogue::verdict::Verdict;
 use super::catalogue::{Catalogue, Confidence, Scope};
 use super::evidence::{Evidence, EvidenceError, Item, Phase};
-use super::extract::{Facts, Segment, Source};
+use super::facts::{Facts, Segment, Source};
 use super::matcher::Evaluation;
 use super::{sanitize, timing};
 use aho_corasick::AhoCorasick;

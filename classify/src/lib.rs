@@ -6,9 +6,11 @@
 //! - [`evidence`]: the envelope types; `evidence::lenient` holds the
 //!   lenient, bounded readers its parsing is made of.
 //! - `extract`: per-item extractors that turn raw items into normalised
-//!   facts (statuses, error identifiers, ACP codes, exits, text haystacks);
+//!   `facts` (statuses, error identifiers, ACP codes, exits, text
+//!   haystacks: the vocabulary the matcher, timing and provenance read);
 //!   `json`: the light, borrowing JSON tree they read bodies into.
-//! - [`provenance`]: which parts of an envelope are evidence at all.
+//! - [`provenance`]: which parts of an envelope are evidence at all, as the
+//!   `mask` extraction obeys.
 //! - [`catalogue`]: the versioned data catalogue (`catalogue/` at the
 //!   repository root): code registry, rules in priority tiers, timing
 //!   profiles. `catalogue::format` reads the files, `catalogue::compile`
@@ -28,8 +30,10 @@ pub mod classifier;
 pub mod cli;
 pub mod evidence;
 mod extract;
+mod facts;
 pub mod fixtures;
 mod json;
+mod mask;
 mod matcher;
 pub mod provenance;
 pub mod sanitize;

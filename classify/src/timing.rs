@@ -12,7 +12,7 @@
 //! as "try again in 20s", `…|<epoch>` sentinels, zoned clock times). The first
 //! source that yields a valid hint wins.
 
-use super::extract::{BodyHint, Facts, Source};
+use super::facts::{BodyHint, Facts, Source};
 use super::matcher::scan::Led;
 use chrono::{DateTime, Datelike, Duration, LocalResult, NaiveDate, TimeZone, Utc};
 use regex::bytes::{Regex, RegexBuilder};

@@ -9,7 +9,8 @@
 use super::format::{CatalogueSpec, CodeSpec, RuleSpec, TierSpec};
 use super::problems::{Location, Problems};
 use super::{Catalogue, CatalogueError, Code, Confidence, Rule, Scope};
-use crate::extract::{norm_token, Source};
+use crate::extract::norm_token;
+use crate::facts::Source;
 use crate::matcher::conditions::Conditions;
 use crate::matcher::{build_regex, Matcher, MatcherBuilder};
 use crate::provenance::{Provenance, ProvenanceSpec};

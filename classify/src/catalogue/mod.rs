@@ -35,7 +35,7 @@ pub use format::{CatalogueSpec, CodeSpec, LongWaitSpec, RuleSpec, TierSpec};
 pub use problems::CatalogueError;
 
 use super::evidence::Evidence;
-use super::extract::Facts;
+use super::facts::Facts;
 use super::matcher::Matcher;
 use super::provenance::Provenance;
 use super::timing::TimingSource;

@@ -7,9 +7,9 @@
 
 use super::Catalogue;
 use crate::evidence::Evidence;
-use crate::extract::Facts;
+use crate::facts::Facts;
+use crate::mask::Mask;
 use crate::matcher::Evaluation;
-use crate::provenance::Mask;
 use std::collections::HashSet;
 
 /// The outcome of evaluating every rule.

@@ -4,7 +4,7 @@
 //! before any text pattern runs, since they are cheap and most rules fail
 //! here.
 
-use crate::extract::Facts;
+use crate::facts::Facts;
 use regex::bytes::Regex;
 
 /// The compiled conditions of one rule (the catalogue's compiler fills
@@ -37,7 +37,7 @@ impl Conditions {
 
     /// The fact kinds these conditions require (see `Facts::kinds`).
     pub(super) fn needs(&self) -> u16 {
-        use crate::extract::kind::*;
+        use crate::facts::kind::*;
         let mut n = 0;
         if !self.statuses.is_empty() || self.status_range.is_some() || self.has_status == Some(true)
         {

@@ -31,7 +31,7 @@ mod rule_bits;
 pub(crate) mod scan;
 mod text_hits;
 
-use super::extract::{Facts, Source};
+use super::facts::{Facts, Source};
 use conditions::Conditions;
 use prefilter::Prefilter;
 use regex::bytes::{Regex, RegexBuilder};

@@ -2,7 +2,7 @@
 //! before any rule is looked at on its own.
 
 use super::RuleTest;
-use crate::extract::kind;
+use crate::facts::kind;
 use std::collections::HashMap;
 
 /// Rule sets as bits (bit `i % 64` of word `i / 64` is rule `i`), so the

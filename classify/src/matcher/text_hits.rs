@@ -5,7 +5,7 @@
 
 use super::prefilter::Hit;
 use super::{Matcher, Role};
-use crate::extract::{Facts, Source};
+use crate::facts::{Facts, Source};
 
 /// Text matches. The prefilter runs once per haystack and says, per
 /// pattern, which segments (lines, messages) hold one of its literals and
