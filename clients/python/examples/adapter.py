@@ -41,10 +41,17 @@ from typing import Any, TypeVar
 import httpx
 
 from kandev_recovery_client import AuthenticatedClient
-from kandev_recovery_client.api.dispatches import ack, claim
+from kandev_recovery_client.api.dispatches import acknowledge_dispatch, claim_dispatches
 from kandev_recovery_client.api.profiles import create_profile
-from kandev_recovery_client.api.routes import attempts, create_route, effects, failures, get_route, success
-from kandev_recovery_client.api.test import advance_clock
+from kandev_recovery_client.api.routes import (
+    create_route,
+    get_route,
+    list_route_attempts,
+    report_effect,
+    report_failure,
+    report_success,
+)
+from kandev_recovery_client.api.test import advance_test_clock
 from kandev_recovery_client.models import (
     AckRequest,
     AdvanceClock,
@@ -58,9 +65,9 @@ from kandev_recovery_client.models import (
     CreateRoute,
     DecisionKind,
     EffectReport,
-    FailuresBody,
     InvocationReport,
     ProfileWrite,
+    ReportFailureBody,
     RetryPolicy,
     RouteSnapshot,
     RouteState,
@@ -190,11 +197,11 @@ def identity(route: Any) -> dict[str, Any]:
     }
 
 
-def advance_test_clock(seconds: float) -> None:
+def advance_clock(seconds: float) -> None:
     test = AuthenticatedClient(base_url=SERVER, token=CLOCK_TOKEN or "")
     must(
         "advance the test clock",
-        lambda: advance_clock.sync_detailed(client=test, body=AdvanceClock(advance_seconds=seconds)),
+        lambda: advance_test_clock.sync_detailed(client=test, body=AdvanceClock(advance_seconds=seconds)),
     )
     log(f"moved the test clock {seconds:g} s forward")
 
@@ -212,9 +219,9 @@ def next_attempt(route: RouteSnapshot) -> dict[str, Any]:
         # (or will be) due. Tests move the server's clock to the deadline.
         if CLOCK_TOKEN and route.pending:
             seconds = (route.pending.deadline - route.server_time).total_seconds()
-            advance_test_clock(max(0, math.ceil(seconds)))
+            advance_clock(max(0, math.ceil(seconds)))
         request = ClaimRequest(route_id=route.id, lease_seconds=60, wait_seconds=1 if CLOCK_TOKEN else 30)
-        claimed = must("claim the dispatch", lambda: claim.sync_detailed(client=api, body=request))
+        claimed = must("claim the dispatch", lambda: claim_dispatches.sync_detailed(client=api, body=request))
         if not claimed.dispatches:
             route = read_route(route.id)  # nothing due yet: look again
             continue
@@ -225,7 +232,9 @@ def next_attempt(route: RouteSnapshot) -> dict[str, Any]:
         # A real adapter starts the agent with the prompt here, then acknowledges.
         acked = send(
             "acknowledge the dispatch",
-            lambda: ack.sync_detailed(dispatch.id, client=api, body=AckRequest(generation=dispatch.generation)),
+            lambda: acknowledge_dispatch.sync_detailed(
+                dispatch.id, client=api, body=AckRequest(generation=dispatch.generation)
+            ),
         )
         if isinstance(acked, ApiError):
             # Withdrawn (a person stopped the route, or its lease ran out): the
@@ -257,9 +266,9 @@ def main() -> None:
             #     failure of this invocation is not repeated automatically),
             #     then the success.
             effect = EffectReport(**invocation, kind="agent_message_chunk")
-            must("report the effect", lambda: effects.sync_detailed(route.id, client=api, body=effect))
+            must("report the effect", lambda: report_effect.sync_detailed(route.id, client=api, body=effect))
             report = InvocationReport(**invocation)
-            done = send("report the success", lambda: success.sync_detailed(route.id, client=api, body=report))
+            done = send("report the success", lambda: report_success.sync_detailed(route.id, client=api, body=report))
             if isinstance(done, ApiError):
                 # The route moved on (a person acted): this success is not the
                 # route's any more. A real adapter follows the route as it is now.
@@ -272,7 +281,7 @@ def main() -> None:
 
         # 3b. A failure: report the evidence envelope. `phase` is what makes
         #     automatic recovery possible (launch, session_init or prompt).
-        envelope = FailuresBody.from_dict(
+        envelope = ReportFailureBody.from_dict(
             {
                 **invocation,
                 "phase": run["phase"],
@@ -281,7 +290,7 @@ def main() -> None:
                 "items": [{"kind": "http", "status": run["status"], "headers": {}, "body": run["body"]}],
             }
         )
-        answer = must("report the failure", lambda: failures.sync_detailed(route.id, client=api, body=envelope))
+        answer = must("report the failure", lambda: report_failure.sync_detailed(route.id, client=api, body=envelope))
         decision = answer.decision
         decisions.append(decision.kind.value)
         route = answer.route
@@ -310,7 +319,7 @@ def main() -> None:
             raise Failed(f"unexpected end: decisions {decisions}, expected one retry")
         if route.state != RouteState.ACTIVE or route.candidate.label != "Claude":
             raise Failed(f"unexpected end: {route.state.value} on {route.candidate.label}, expected active on Claude")
-        history = must("read the attempts", lambda: attempts.sync_detailed(route.id, client=api))
+        history = must("read the attempts", lambda: list_route_attempts.sync_detailed(route.id, client=api))
         if not any(a.decision == DecisionKind.RETRY and a.code == "provider_overloaded" for a in history):
             raise Failed(f"unexpected end: no retry of provider_overloaded in the attempts: {history}")
     log("done: one 529, one retry, then success")

@@ -15,7 +15,7 @@ export interface paths {
          * The built-in catalogue: its version, precedence tiers, every code with
          *     its class and an explanation, and how many rules it has.
          */
-        get: operations["catalogue_summary"];
+        get: operations["get_catalogue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -36,7 +36,7 @@ export interface paths {
          *     de-duplicated and counted, most frequent first (bounded; the oldest are
          *     evicted).
          */
-        get: operations["catalogue_unknown"];
+        get: operations["list_unknown_evidence"];
         put?: never;
         post?: never;
         delete?: never;
@@ -57,7 +57,7 @@ export interface paths {
          *     is open, who holds its probe, and how many routes wait for it. Not
          *     closed ones first.
          */
-        get: operations["list"];
+        get: operations["list_circuits"];
         put?: never;
         post?: never;
         delete?: never;
@@ -76,7 +76,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Claim due dispatches with a lease; waits up to `wait_seconds` when none is due. */
-        post: operations["claim"];
+        post: operations["claim_dispatches"];
         delete?: never;
         options?: never;
         head?: never;
@@ -93,7 +93,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Acknowledge that a claimed dispatch's prompt was delivered. */
-        post: operations["ack"];
+        post: operations["acknowledge_dispatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -111,7 +111,7 @@ export interface paths {
          * Server-sent events: every committed transition, with ids; reconnect with
          *     `Last-Event-ID` to resume without gaps. Without either, starts from now.
          */
-        get: operations["events"];
+        get: operations["stream_events"];
         put?: never;
         post?: never;
         delete?: never;
@@ -131,7 +131,7 @@ export interface paths {
          * This document: every endpoint, its request and response bodies and the
          *     errors it may answer.
          */
-        get: operations["openapi_json"];
+        get: operations["get_openapi_document"];
         put?: never;
         post?: never;
         delete?: never;
@@ -148,7 +148,7 @@ export interface paths {
             cookie?: never;
         };
         /** Everyone who signs in: permissions, enabled or not, live sessions. */
-        get: operations["list"];
+        get: operations["list_people"];
         put?: never;
         post?: never;
         delete?: never;
@@ -168,7 +168,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Remove a person; their sessions end at once. */
-        delete: operations["remove"];
+        delete: operations["remove_person"];
         options?: never;
         head?: never;
         patch?: never;
@@ -187,7 +187,7 @@ export interface paths {
          * Disable a person: their sessions end at once; they cannot sign in
          *     until enabled.
          */
-        post: operations["disable"];
+        post: operations["disable_person"];
         delete?: never;
         options?: never;
         head?: never;
@@ -204,7 +204,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Enable a disabled person. */
-        post: operations["enable"];
+        post: operations["enable_person"];
         delete?: never;
         options?: never;
         head?: never;
@@ -220,7 +220,7 @@ export interface paths {
         };
         get?: never;
         /** Set a person's permissions (from their next request on). */
-        put: operations["permissions"];
+        put: operations["set_person_permissions"];
         post?: never;
         delete?: never;
         options?: never;
@@ -236,13 +236,13 @@ export interface paths {
             cookie?: never;
         };
         /** List every dynamic profile, oldest first. */
-        get: operations["list"];
+        get: operations["list_profiles"];
         put?: never;
         /**
          * Create a dynamic profile. Candidates without an `id` get one; legacy
          *     policies are normalised; the normalised profile is returned.
          */
-        post: operations["create"];
+        post: operations["create_profile"];
         delete?: never;
         options?: never;
         head?: never;
@@ -262,7 +262,7 @@ export interface paths {
          * Validate a profile without storing it: the normalised document and each
          *     class's schedule preview.
          */
-        post: operations["validate"];
+        post: operations["validate_profile"];
         delete?: never;
         options?: never;
         head?: never;
@@ -277,15 +277,15 @@ export interface paths {
             cookie?: never;
         };
         /** Read one profile. */
-        get: operations["get"];
+        get: operations["get_profile"];
         /**
          * Replace a profile. The body carries the `revision` it was based on; a
          *     stale revision answers 409 with the stored profile.
          */
-        put: operations["update"];
+        put: operations["update_profile"];
         post?: never;
         /** Delete a profile (optionally only at a given revision). */
-        delete: operations["delete"];
+        delete: operations["delete_profile"];
         options?: never;
         head?: never;
         patch?: never;
@@ -299,7 +299,7 @@ export interface paths {
             cookie?: never;
         };
         /** List routes, most recently updated first. */
-        get: operations["list"];
+        get: operations["list_routes"];
         put?: never;
         /**
          * Open a route for a dynamic profile, at its first candidate. The
@@ -308,7 +308,7 @@ export interface paths {
          *     same key and request from the same caller answer the route the key
          *     created (200, `Idempotent-Replayed: true`) instead of a second route.
          */
-        post: operations["create"];
+        post: operations["create_route"];
         delete?: never;
         options?: never;
         head?: never;
@@ -323,7 +323,7 @@ export interface paths {
             cookie?: never;
         };
         /** One route's authoritative snapshot. */
-        get: operations["get"];
+        get: operations["get_route"];
         put?: never;
         post?: never;
         delete?: never;
@@ -346,7 +346,7 @@ export interface paths {
          *     caller saw. A stale generation answers 409 with the route; `cancel` and
          *     `stop` of a stopped route answer 200 with it.
          */
-        post: operations["actions"];
+        post: operations["act_on_route"];
         delete?: never;
         options?: never;
         head?: never;
@@ -361,7 +361,7 @@ export interface paths {
             cookie?: never;
         };
         /** A route's append-only attempt history, newest first. */
-        get: operations["attempts"];
+        get: operations["list_route_attempts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -386,7 +386,7 @@ export interface paths {
          *     withdrawn and the route stops (`effect_after_failure`); once delivered,
          *     a `late_effect` attempt row records that the work may have run twice.
          */
-        post: operations["effects"];
+        post: operations["report_effect"];
         delete?: never;
         options?: never;
         head?: never;
@@ -420,7 +420,7 @@ export interface paths {
          *     turn to resume; its retry's dispatch carries `resume`, telling the
          *     caller to resume that session instead of sending the prompt again.
          */
-        post: operations["failures"];
+        post: operations["report_failure"];
         delete?: never;
         options?: never;
         head?: never;
@@ -437,7 +437,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Report that the current invocation succeeded. */
-        post: operations["success"];
+        post: operations["report_success"];
         delete?: never;
         options?: never;
         head?: never;
@@ -452,7 +452,7 @@ export interface paths {
             cookie?: never;
         };
         /** Who is asking: the signed-in person or the token. */
-        get: operations["get"];
+        get: operations["get_session"];
         put?: never;
         post?: never;
         delete?: never;
@@ -495,7 +495,7 @@ export interface paths {
          *     everything due and stop routes whose dispatch lease ran out before
          *     answering.
          */
-        post: operations["advance_clock"];
+        post: operations["advance_test_clock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -530,7 +530,7 @@ export interface paths {
          * Prometheus text: this instance's counters and histograms, and gauges of
          *     the shared state read from the database now.
          */
-        get: operations["metrics"];
+        get: operations["get_metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1194,7 +1194,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    catalogue_summary: {
+    get_catalogue: {
         parameters: {
             query?: never;
             header?: never;
@@ -1203,6 +1203,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The built-in catalogue */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1222,9 +1223,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1233,7 +1236,7 @@ export interface operations {
             };
         };
     };
-    catalogue_unknown: {
+    list_unknown_evidence: {
         parameters: {
             query?: never;
             header?: never;
@@ -1242,6 +1245,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Unrecognised evidence, most frequent first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1270,9 +1274,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1281,7 +1287,7 @@ export interface operations {
             };
         };
     };
-    list: {
+    list_circuits: {
         parameters: {
             query?: never;
             header?: never;
@@ -1290,6 +1296,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Every circuit, not closed ones first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1309,9 +1316,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1320,7 +1329,7 @@ export interface operations {
             };
         };
     };
-    claim: {
+    claim_dispatches: {
         parameters: {
             query?: never;
             header?: never;
@@ -1333,6 +1342,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The dispatches claimed (none when nothing fell due in `wait_seconds`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1379,6 +1389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1398,9 +1409,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1409,11 +1422,12 @@ export interface operations {
             };
         };
     };
-    ack: {
+    acknowledge_dispatch: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The dispatch's id */
                 id: string;
             };
             cookie?: never;
@@ -1424,6 +1438,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Delivered: the route, active on the dispatch's invocation */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1461,6 +1476,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No dispatch has this id, or it is another caller's */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1469,6 +1485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The dispatch was withdrawn (its route moved on or its lease ran out): its prompt must not run; `route` is the route now */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1506,9 +1523,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1517,16 +1536,19 @@ export interface operations {
             };
         };
     };
-    events: {
+    stream_events: {
         parameters: {
-            query?: never;
-            header?: never;
-            path: {
+            query?: {
                 /** @description Only this route's events. */
-                route_id: string | null;
+                route_id?: string;
                 /** @description Resume after this event id (the `Last-Event-ID` header wins). */
-                after: number | null;
+                after?: number;
             };
+            header?: {
+                /** @description Resume after this event id (what EventSource sends when it reconnects); wins over `after` */
+                "Last-Event-ID"?: number | null;
+            };
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
@@ -1540,6 +1562,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description `after` or `Last-Event-ID` is not a number */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1559,18 +1582,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Nothing has this id. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1579,7 +1595,7 @@ export interface operations {
             };
         };
     };
-    openapi_json: {
+    get_openapi_document: {
         parameters: {
             query?: never;
             header?: never;
@@ -1599,7 +1615,7 @@ export interface operations {
             };
         };
     };
-    list: {
+    list_people: {
         parameters: {
             query?: never;
             header?: never;
@@ -1608,6 +1624,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Everyone who signs in, by name */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1636,9 +1653,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1647,17 +1666,19 @@ export interface operations {
             };
         };
     };
-    remove: {
+    remove_person: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The person's id */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description Removed */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -1684,6 +1705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description Nobody has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1692,9 +1714,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1703,17 +1727,19 @@ export interface operations {
             };
         };
     };
-    disable: {
+    disable_person: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The person's id */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The person, disabled */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1742,6 +1768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description Nobody has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1750,9 +1777,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1761,17 +1790,19 @@ export interface operations {
             };
         };
     };
-    enable: {
+    enable_person: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The person's id */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The person, enabled */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1800,6 +1831,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description Nobody has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1808,9 +1840,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1819,11 +1853,12 @@ export interface operations {
             };
         };
     };
-    permissions: {
+    set_person_permissions: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The person's id */
                 id: string;
             };
             cookie?: never;
@@ -1834,6 +1869,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The person with their new permissions */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1871,6 +1907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description Nobody has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1888,6 +1925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description A permission is unknown; `errors` names it */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1896,9 +1934,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1907,7 +1947,7 @@ export interface operations {
             };
         };
     };
-    list: {
+    list_profiles: {
         parameters: {
             query?: never;
             header?: never;
@@ -1916,6 +1956,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Every profile */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1935,8 +1976,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1945,7 +1989,7 @@ export interface operations {
             };
         };
     };
-    create: {
+    create_profile: {
         parameters: {
             query?: never;
             header?: never;
@@ -1958,6 +2002,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Created: the normalised profile */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1966,6 +2011,7 @@ export interface operations {
                     "application/json": components["schemas"]["Profile"];
                 };
             };
+            /** @description The body is not JSON (or is empty). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2003,6 +2049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2011,8 +2058,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2021,7 +2071,7 @@ export interface operations {
             };
         };
     };
-    validate: {
+    validate_profile: {
         parameters: {
             query?: never;
             header?: never;
@@ -2034,6 +2084,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Valid: the normalised document and each class's schedule preview; nothing was stored */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2042,6 +2093,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationReport"];
                 };
             };
+            /** @description The body is not JSON (or is empty). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2079,6 +2131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2087,9 +2140,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2098,17 +2153,19 @@ export interface operations {
             };
         };
     };
-    get: {
+    get_profile: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The profile's id */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The profile */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2128,6 +2185,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No profile has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2136,9 +2194,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2147,11 +2207,12 @@ export interface operations {
             };
         };
     };
-    update: {
+    update_profile: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The profile's id */
                 id: string;
             };
             cookie?: never;
@@ -2162,6 +2223,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Replaced: the normalised profile at its new revision */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2199,6 +2261,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No profile has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2207,6 +2270,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `stale_revision`: someone saved the profile since `revision`; `profile` is the stored one */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2224,6 +2288,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2232,9 +2297,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2243,24 +2310,36 @@ export interface operations {
             };
         };
     };
-    delete: {
+    delete_profile: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Delete only if the profile is still at this revision. */
+                revision?: number;
+            };
             header?: never;
             path: {
+                /** @description The profile's id */
                 id: string;
-                /** @description Delete only if the profile is still at this revision. */
-                revision: number | null;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description Deleted */
             204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A query parameter is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
             };
             /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
             401: {
@@ -2282,6 +2361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No profile has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2290,6 +2370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `stale_revision`: the profile is no longer at `revision`; `profile` is the stored one */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2298,9 +2379,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2309,29 +2392,40 @@ export interface operations {
             };
         };
     };
-    list: {
+    list_routes: {
         parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                profile_id: string | null;
+            query?: {
+                /** @description Only the routes of this profile. */
+                profile_id?: string;
                 /** @description A route state, e.g. `retry_wait`. */
-                state: string | null;
+                state?: string;
                 /** @description `kanban`, `workflow`, `utility` or `office`. */
-                caller_kind: string | null;
+                caller_kind?: string;
                 /** @description At most this many (default 100, at most 1000), most recently updated first. */
-                limit: number | null;
+                limit?: number;
             };
+            header?: never;
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The routes, most recently updated first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RouteSnapshot"][];
+                };
+            };
+            /** @description A query parameter is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
@@ -2345,8 +2439,8 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Nothing has this id. */
-            404: {
+            /** @description `state` is not a route state */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2354,9 +2448,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2365,7 +2461,7 @@ export interface operations {
             };
         };
     };
-    create: {
+    create_route: {
         parameters: {
             query?: never;
             header?: {
@@ -2381,18 +2477,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the route this idempotency key created earlier */
+            /** @description The route this idempotency key created earlier */
             200: {
                 headers: {
                     /** @description `true`: an earlier creation's route */
-                    "Idempotent-Replayed"?: string;
+                    "idempotent-replayed"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RouteSnapshot"];
                 };
             };
-            /** @description created */
+            /** @description Created: the route, at its profile's first candidate */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2421,6 +2517,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The credential lacks `office:assign` (the `office` caller) or `profiles:select` (every other caller), or a browser write lacks its CSRF token */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2429,6 +2526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No profile has `profile_id` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2437,6 +2535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `profile_unusable`: the profile cannot open a route (a configuration error, no candidates); `conflict`: shared circuits kept changing, send it again */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2454,6 +2553,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The body is JSON of the wrong shape, or the idempotency key is malformed or was sent before with another request; `errors` names each field */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2462,9 +2562,22 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description Too many route creations from this credential; nothing was created */
+            429: {
+                headers: {
+                    /** @description Seconds until a creation is accepted again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2473,17 +2586,19 @@ export interface operations {
             };
         };
     };
-    get: {
+    get_route: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The route's id */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The route now */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2503,6 +2618,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No route has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2511,9 +2627,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2522,11 +2640,12 @@ export interface operations {
             };
         };
     };
-    actions: {
+    act_on_route: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The route's id */
                 id: string;
             };
             cookie?: never;
@@ -2537,6 +2656,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The route after the action */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2574,7 +2694,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Nothing has this id. */
+            /** @description No route has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2583,6 +2703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `stale_generation`: the route moved on since `expected_generation`, or `invalid_action`: its state does not allow the action; `route` is the route now */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2600,6 +2721,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2608,9 +2730,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2619,17 +2743,19 @@ export interface operations {
             };
         };
     };
-    attempts: {
+    list_route_attempts: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The route's id */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The route's attempts, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2649,6 +2775,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No route has this id */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2657,9 +2784,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2668,11 +2797,12 @@ export interface operations {
             };
         };
     };
-    effects: {
+    report_effect: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description The route's id */
                 id: string;
             };
             cookie?: never;
@@ -2683,6 +2813,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The route after the effect */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2720,6 +2851,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description No route has this id, or it is another caller's */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2728,207 +2860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The body is larger than `--max-body-bytes`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The body is JSON of the wrong shape; `errors` names each field. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description Too many evidence reports from this credential; nothing was recorded. */
-            429: {
-                headers: {
-                    /** @description Seconds until a report is accepted again */
-                    "retry-after"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The database cannot be read or written; nothing changed. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-        };
-    };
-    failures: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** @description An evidence envelope: route identity (generation, invocation_id, prompt_generation), phase (launch | session_init | prompt permit automatic recovery; stream, teardown or none stop for a person), agent, provider_id, model_id, occurred_at, resumable, items */
-        requestBody: {
-            content: {
-                "application/json": Record<string, unknown>;
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["FailureAnswer"];
-                };
-            };
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
-            401: {
-                headers: {
-                    /** @description `Bearer` */
-                    "www-authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The body is larger than `--max-body-bytes`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The body is JSON of the wrong shape; `errors` names each field. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description Too many evidence reports from this credential; nothing was recorded. */
-            429: {
-                headers: {
-                    /** @description Seconds until a report is accepted again */
-                    "retry-after"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The database cannot be read or written; nothing changed. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-        };
-    };
-    success: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["InvocationReport"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RouteSnapshot"];
-                };
-            };
-            /** @description The body is not JSON (or is empty). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
-            401: {
-                headers: {
-                    /** @description `Bearer` */
-                    "www-authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description Nothing has this id. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
+            /** @description `conflict`: the route kept changing; report the effect again */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2966,9 +2898,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2977,7 +2911,236 @@ export interface operations {
             };
         };
     };
-    get: {
+    report_failure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The route's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description An evidence envelope: route identity (generation, invocation_id, prompt_generation), phase (launch | session_init | prompt permit automatic recovery; stream, teardown or none stop for a person), agent, provider_id, model_id, occurred_at, resumable, items */
+        requestBody: {
+            content: {
+                "application/json": Record<string, unknown>;
+            };
+        };
+        responses: {
+            /** @description The classification, the decision and the route; a stale report changes nothing (`decision.kind` `stale`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FailureAnswer"];
+                };
+            };
+            /** @description The body is not JSON, or not an evidence envelope */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No route has this id, or it is another caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `conflict`: shared circuits kept changing; report the failure again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is larger than `--max-body-bytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many evidence reports from this credential; nothing was recorded. */
+            429: {
+                headers: {
+                    /** @description Seconds until a report is accepted again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    report_success: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The route's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvocationReport"];
+            };
+        };
+        responses: {
+            /** @description The route, active again; its next prompt is a new invocation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RouteSnapshot"];
+                };
+            };
+            /** @description The body is not JSON (or is empty). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No route has this id, or it is another caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `stale_generation`: the report names an earlier invocation, or `invalid_action`: the route's state takes no success; `route` is the route now */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is larger than `--max-body-bytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many evidence reports from this credential; nothing was recorded. */
+            429: {
+                headers: {
+                    /** @description Seconds until a report is accepted again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_session: {
         parameters: {
             query?: never;
             header?: never;
@@ -2986,6 +3149,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The signed-in person or the token: name and permissions */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2994,17 +3158,22 @@ export interface operations {
                     "application/json": components["schemas"]["Viewer"];
                 };
             };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
             401: {
                 headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3022,20 +3191,25 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Signed out: the session ended and its cookies are cleared */
             204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
             401: {
                 headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3044,9 +3218,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3055,7 +3231,7 @@ export interface operations {
             };
         };
     };
-    advance_clock: {
+    advance_test_clock: {
         parameters: {
             query?: never;
             header?: never;
@@ -3068,6 +3244,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The clock now, and how many schedules fired */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3096,6 +3273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description The credential is not an administrator's, a browser write lacks its CSRF token, or the server runs without `--test-clock` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3113,7 +3291,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The body is JSON of the wrong shape; `errors` names each field. */
+            /** @description The body is JSON of the wrong shape, or `advance_seconds` is not between 0 and 31,536,000; `errors` names the field */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3122,9 +3300,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3142,6 +3322,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description `ok` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3152,7 +3333,7 @@ export interface operations {
             };
         };
     };
-    metrics: {
+    get_metrics: {
         parameters: {
             query?: never;
             header?: never;
@@ -3161,6 +3342,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Prometheus text exposition format 0.0.4 */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3180,9 +3362,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description The database cannot be read or written; nothing changed. */
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3200,6 +3384,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description `ready` */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3208,6 +3393,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description Not ready, and why, in words */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3220,12 +3406,12 @@ export interface operations {
     };
     sign_in_page: {
         parameters: {
-            query?: never;
-            header?: never;
-            path: {
+            query?: {
                 /** @description The one-time code of a sign-in link. */
-                code: string | null;
+                code?: string;
             };
+            header?: never;
+            path?: never;
             cookie?: never;
         };
         requestBody?: never;
@@ -3239,22 +3425,14 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description No code */
+            /** @description No code (a page), or a malformed query string (an error body) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": string;
-                };
-            };
-            /** @description Nothing has this id. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
                     "application/json": components["schemas"]["ApiError"];
+                    "text/html": string;
                 };
             };
         };
@@ -3308,26 +3486,11 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The body is larger than `--max-body-bytes`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
-            /** @description The body is JSON of the wrong shape; `errors` names each field. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ApiError"];
-                };
-            };
+            /** @description The database cannot be read or written; nothing changed */
             503: {
                 headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {

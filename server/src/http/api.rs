@@ -216,8 +216,8 @@ pub fn document() -> &'static Document {
 
 /// The built-in catalogue: its version, precedence tiers, every code with
 /// its class and an explanation, and how many rules it has.
-#[utoipa::path(get, path = "/catalogue", tag = "catalogue",
-    responses((status = 200, body = CatalogueSummary)))]
+#[utoipa::path(get, path = "/catalogue", tag = "catalogue", operation_id = "get_catalogue",
+    responses((status = 200, description = "The built-in catalogue", body = CatalogueSummary)))]
 async fn catalogue_summary() -> Json<CatalogueSummary> {
     Json(Catalogue::builtin().describe())
 }
@@ -225,15 +225,15 @@ async fn catalogue_summary() -> Json<CatalogueSummary> {
 /// Evidence the catalogue did not recognise: sanitised excerpts,
 /// de-duplicated and counted, most frequent first (bounded; the oldest are
 /// evicted).
-#[utoipa::path(get, path = "/catalogue/unknown", tag = "catalogue",
-    responses((status = 200, body = UnknownSnapshot)))]
+#[utoipa::path(get, path = "/catalogue/unknown", tag = "catalogue", operation_id = "list_unknown_evidence",
+    responses((status = 200, description = "Unrecognised evidence, most frequent first", body = UnknownSnapshot)))]
 async fn catalogue_unknown(State(s): State<AppState>) -> HttpResult<Json<UnknownSnapshot>> {
     Ok(Json(s.unknown.snapshot().await?))
 }
 
 /// This document: every endpoint, its request and response bodies and the
 /// errors it may answer.
-#[utoipa::path(get, path = "/openapi.json", tag = "meta",
+#[utoipa::path(get, path = "/openapi.json", tag = "meta", operation_id = "get_openapi_document",
     responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
 async fn openapi_json() -> Json<Document> {
     Json(document().clone())

@@ -11,8 +11,8 @@ use domain::circuit::CircuitList;
 /// Every circuit: its state, scope, resource (and in words), until when it
 /// is open, who holds its probe, and how many routes wait for it. Not
 /// closed ones first.
-#[utoipa::path(get, path = "/circuits", tag = "circuits",
-    responses((status = 200, body = CircuitList)))]
+#[utoipa::path(get, path = "/circuits", tag = "circuits", operation_id = "list_circuits",
+    responses((status = 200, description = "Every circuit, not closed ones first", body = CircuitList)))]
 pub async fn list(State(s): State<AppState>) -> HttpResult<Json<CircuitList>> {
     Ok(Json(s.routes.circuit_list().await?))
 }

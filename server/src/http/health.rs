@@ -25,7 +25,8 @@ pub const READY_WITHIN: Duration = Duration::from_secs(3);
 pub const MIN_FREE_BYTES: u64 = 1024 * 1024;
 
 /// The process is up.
-#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = String)))]
+#[utoipa::path(get, path = "/healthz", tag = "health", operation_id = "healthz",
+    responses((status = 200, description = "`ok`", body = String, content_type = "text/plain")))]
 pub async fn healthz() -> &'static str {
     "ok"
 }
@@ -80,8 +81,9 @@ impl ReadyCache {
 /// The process can serve requests: the database answers a read and
 /// accepts a write in time, and its disk has room (looked at no more than
 /// every [`READY_FOR`]).
-#[utoipa::path(get, path = "/readyz", tag = "health",
-    responses((status = 200, body = String), (status = 503, body = String)))]
+#[utoipa::path(get, path = "/readyz", tag = "health", operation_id = "readyz",
+    responses((status = 200, description = "`ready`", body = String, content_type = "text/plain"),
+              (status = 503, description = "Not ready, and why, in words", body = String, content_type = "text/plain")))]
 pub async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
     let probe = async {
         match tokio::time::timeout(READY_WITHIN, readiness(&s)).await {

@@ -36,7 +36,7 @@ use utoipa::OpenApi;
         (name = "access", description = "Who is signed in; signing out"),
         (name = "test", description = "Only with serve --test-clock")
     ),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &ClosedProfileBodies),
     security(("bearer" = []))
 )]
 pub struct ApiDoc;
@@ -54,5 +54,31 @@ impl utoipa::Modify for BearerAuth {
                 "bearer",
                 SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
             );
+    }
+}
+
+/// The profile body's reader (`domain::profile::read_profile`) refuses
+/// fields it does not know, in the profile and in each candidate, as
+/// `deny_unknown_fields` does for the other request bodies (whose schemas
+/// say `additionalProperties: false` by themselves). It reads a JSON
+/// value rather than deriving `Deserialize`, so its schemas say so here.
+struct ClosedProfileBodies;
+
+/// The request-body schemas [`ClosedProfileBodies`] closes.
+const CLOSED_PROFILE_BODIES: [&str; 2] = ["ProfileWrite", "CandidateWrite"];
+
+impl utoipa::Modify for ClosedProfileBodies {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::schema::{AdditionalProperties, Schema};
+        use utoipa::openapi::RefOr;
+        let Some(components) = doc.components.as_mut() else {
+            return;
+        };
+        for name in CLOSED_PROFILE_BODIES {
+            if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(name) {
+                object.additional_properties =
+                    Some(Box::new(AdditionalProperties::FreeForm(false)));
+            }
+        }
     }
 }

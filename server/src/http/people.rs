@@ -51,16 +51,18 @@ async fn answer(access: &Access, changed: Option<UserRow>) -> HttpResult<Json<Pe
 }
 
 /// Everyone who signs in: permissions, enabled or not, live sessions.
-#[utoipa::path(get, path = "/people", tag = "access",
-    responses((status = 200, body = [Person])))]
+#[utoipa::path(get, path = "/people", tag = "access", operation_id = "list_people",
+    responses((status = 200, description = "Everyone who signs in, by name", body = [Person])))]
 pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<Person>>> {
     Ok(Json(people(&s.access).await?))
 }
 
 /// Disable a person: their sessions end at once; they cannot sign in
 /// until enabled.
-#[utoipa::path(post, path = "/people/{id}/disable", tag = "access", params(("id" = String, Path)),
-    responses((status = 200, body = Person), (status = 404, body = ApiError)))]
+#[utoipa::path(post, path = "/people/{id}/disable", tag = "access", operation_id = "disable_person",
+    params(("id" = String, Path, description = "The person's id")),
+    responses((status = 200, description = "The person, disabled", body = Person),
+              (status = 404, description = "Nobody has this id", body = ApiError)))]
 pub async fn disable(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -70,16 +72,20 @@ pub async fn disable(
 }
 
 /// Enable a disabled person.
-#[utoipa::path(post, path = "/people/{id}/enable", tag = "access", params(("id" = String, Path)),
-    responses((status = 200, body = Person), (status = 404, body = ApiError)))]
+#[utoipa::path(post, path = "/people/{id}/enable", tag = "access", operation_id = "enable_person",
+    params(("id" = String, Path, description = "The person's id")),
+    responses((status = 200, description = "The person, enabled", body = Person),
+              (status = 404, description = "Nobody has this id", body = ApiError)))]
 pub async fn enable(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Person>> {
     let changed = s.access.enable_user(&id).await?;
     answer(&s.access, changed).await
 }
 
 /// Remove a person; their sessions end at once.
-#[utoipa::path(delete, path = "/people/{id}", tag = "access", params(("id" = String, Path)),
-    responses((status = 204), (status = 404, body = ApiError)))]
+#[utoipa::path(delete, path = "/people/{id}", tag = "access", operation_id = "remove_person",
+    params(("id" = String, Path, description = "The person's id")),
+    responses((status = 204, description = "Removed"),
+              (status = 404, description = "Nobody has this id", body = ApiError)))]
 pub async fn remove(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<StatusCode> {
     match s.access.remove_user(&id).await? {
         Some(_) => Ok(StatusCode::NO_CONTENT),
@@ -95,9 +101,12 @@ pub struct SetPermissions {
 }
 
 /// Set a person's permissions (from their next request on).
-#[utoipa::path(put, path = "/people/{id}/permissions", tag = "access", params(("id" = String, Path)),
+#[utoipa::path(put, path = "/people/{id}/permissions", tag = "access", operation_id = "set_person_permissions",
+    params(("id" = String, Path, description = "The person's id")),
     request_body = SetPermissions,
-    responses((status = 200, body = Person), (status = 404, body = ApiError), (status = 422, body = ApiError)))]
+    responses((status = 200, description = "The person with their new permissions", body = Person),
+              (status = 404, description = "Nobody has this id", body = ApiError),
+              (status = 422, description = "A permission is unknown; `errors` names it", body = ApiError)))]
 pub async fn permissions(
     State(s): State<AppState>,
     Path(id): Path<String>,

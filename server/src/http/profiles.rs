@@ -12,18 +12,17 @@ use domain::profile::{Profile, ValidationReport};
 use serde::Deserialize;
 
 /// List every dynamic profile, oldest first.
-#[utoipa::path(get, path = "/profiles", tag = "profiles",
-    responses((status = 200, body = [Profile]), (status = 503, body = ApiError)))]
+#[utoipa::path(get, path = "/profiles", tag = "profiles", operation_id = "list_profiles",
+    responses((status = 200, description = "Every profile", body = [Profile])))]
 pub async fn list(State(s): State<AppState>) -> HttpResult<Json<Vec<Profile>>> {
     Ok(Json(s.profiles.list().await?))
 }
 
 /// Create a dynamic profile. Candidates without an `id` get one; legacy
 /// policies are normalised; the normalised profile is returned.
-#[utoipa::path(post, path = "/profiles", tag = "profiles",
+#[utoipa::path(post, path = "/profiles", tag = "profiles", operation_id = "create_profile",
     request_body = domain::profile::ProfileWrite,
-    responses((status = 201, body = Profile), (status = 400, body = ApiError),
-              (status = 422, body = ApiError), (status = 503, body = ApiError)))]
+    responses((status = 201, description = "Created: the normalised profile", body = Profile)))]
 pub async fn create(
     State(s): State<AppState>,
     JsonBody(body): JsonBody,
@@ -35,10 +34,10 @@ pub async fn create(
 
 /// Validate a profile without storing it: the normalised document and each
 /// class's schedule preview.
-#[utoipa::path(post, path = "/profiles/validate", tag = "profiles",
+#[utoipa::path(post, path = "/profiles/validate", tag = "profiles", operation_id = "validate_profile",
     request_body = domain::profile::ProfileWrite,
-    responses((status = 200, body = ValidationReport), (status = 400, body = ApiError),
-              (status = 422, body = ApiError)))]
+    responses((status = 200, description = "Valid: the normalised document and each class's schedule preview; nothing was stored",
+               body = ValidationReport)))]
 pub async fn validate(
     State(s): State<AppState>,
     JsonBody(body): JsonBody,
@@ -47,19 +46,23 @@ pub async fn validate(
 }
 
 /// Read one profile.
-#[utoipa::path(get, path = "/profiles/{id}", tag = "profiles",
-    params(("id" = String, Path)),
-    responses((status = 200, body = Profile), (status = 404, body = ApiError)))]
+#[utoipa::path(get, path = "/profiles/{id}", tag = "profiles", operation_id = "get_profile",
+    params(("id" = String, Path, description = "The profile's id")),
+    responses((status = 200, description = "The profile", body = Profile),
+              (status = 404, description = "No profile has this id", body = ApiError)))]
 pub async fn get(State(s): State<AppState>, Path(id): Path<String>) -> HttpResult<Json<Profile>> {
     Ok(Json(s.profiles.get(&id).await?))
 }
 
 /// Replace a profile. The body carries the `revision` it was based on; a
 /// stale revision answers 409 with the stored profile.
-#[utoipa::path(put, path = "/profiles/{id}", tag = "profiles",
-    params(("id" = String, Path)), request_body = domain::profile::ProfileWrite,
-    responses((status = 200, body = Profile), (status = 404, body = ApiError),
-              (status = 409, body = ApiError), (status = 422, body = ApiError)))]
+#[utoipa::path(put, path = "/profiles/{id}", tag = "profiles", operation_id = "update_profile",
+    params(("id" = String, Path, description = "The profile's id")),
+    request_body = domain::profile::ProfileWrite,
+    responses((status = 200, description = "Replaced: the normalised profile at its new revision", body = Profile),
+              (status = 404, description = "No profile has this id", body = ApiError),
+              (status = 409, description = "`stale_revision`: someone saved the profile since `revision`; `profile` is the stored one",
+               body = ApiError)))]
 pub async fn update(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -71,15 +74,19 @@ pub async fn update(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DeleteQuery {
     /// Delete only if the profile is still at this revision.
     pub revision: Option<i64>,
 }
 
 /// Delete a profile (optionally only at a given revision).
-#[utoipa::path(delete, path = "/profiles/{id}", tag = "profiles",
-    params(("id" = String, Path), DeleteQuery),
-    responses((status = 204), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
+#[utoipa::path(delete, path = "/profiles/{id}", tag = "profiles", operation_id = "delete_profile",
+    params(("id" = String, Path, description = "The profile's id"), DeleteQuery),
+    responses((status = 204, description = "Deleted"),
+              (status = 404, description = "No profile has this id", body = ApiError),
+              (status = 409, description = "`stale_revision`: the profile is no longer at `revision`; `profile` is the stored one",
+               body = ApiError)))]
 pub async fn delete(
     State(s): State<AppState>,
     Path(id): Path<String>,

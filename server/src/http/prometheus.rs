@@ -14,8 +14,9 @@ use std::time::Instant;
 
 /// Prometheus text: this instance's counters and histograms, and gauges of
 /// the shared state read from the database now.
-#[utoipa::path(get, path = "/metrics", tag = "health",
-    responses((status = 200, body = String, content_type = "text/plain; version=0.0.4")))]
+#[utoipa::path(get, path = "/metrics", tag = "health", operation_id = "get_metrics",
+    responses((status = 200, description = "Prometheus text exposition format 0.0.4", body = String,
+               content_type = "text/plain; version=0.0.4")))]
 pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
     (
         [(

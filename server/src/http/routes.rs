@@ -54,16 +54,23 @@ impl From<RouteError> for HttpError {
 /// With an `Idempotency-Key` header the creation may be repeated: the
 /// same key and request from the same caller answer the route the key
 /// created (200, `Idempotent-Replayed: true`) instead of a second route.
-#[utoipa::path(post, path = "/routes", tag = "routes", request_body = CreateRoute,
+#[utoipa::path(post, path = "/routes", tag = "routes", operation_id = "create_route", request_body = CreateRoute,
     params(("Idempotency-Key" = Option<String>, Header,
         description = "1 to 255 visible ASCII characters, e.g. a UUID; the caller's own")),
-    responses((status = 201, description = "created", body = RouteSnapshot),
-              (status = 200, description = "the route this idempotency key created earlier",
+    responses((status = 201, description = "Created: the route, at its profile's first candidate", body = RouteSnapshot),
+              (status = 200, description = "The route this idempotency key created earlier",
                body = RouteSnapshot,
-               headers(("Idempotent-Replayed" = String, description = "`true`: an earlier creation's route"))),
-              (status = 403, body = ApiError),
-              (status = 404, body = ApiError), (status = 409, body = ApiError),
-              (status = 422, body = ApiError)))]
+               headers(("idempotent-replayed" = String, description = "`true`: an earlier creation's route"))),
+              (status = 403, description = "The credential lacks `office:assign` (the `office` caller) or \
+                `profiles:select` (every other caller), or a browser write lacks its CSRF token", body = ApiError),
+              (status = 404, description = "No profile has `profile_id`", body = ApiError),
+              (status = 409, description = "`profile_unusable`: the profile cannot open a route (a configuration \
+                error, no candidates); `conflict`: shared circuits kept changing, send it again", body = ApiError),
+              (status = 422, description = "The body is JSON of the wrong shape, or the idempotency key is malformed \
+                or was sent before with another request; `errors` names each field", body = ApiError),
+              (status = 429, description = "Too many route creations from this credential; nothing was created",
+               body = ApiError,
+               headers(("retry-after" = u64, description = "Seconds until a creation is accepted again")))))]
 pub async fn create(
     State(s): State<AppState>,
     Caller(caller): Caller,
@@ -122,7 +129,9 @@ fn idempotency_key(headers: &HeaderMap) -> HttpResult<Option<IdempotencyKey>> {
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Only the routes of this profile.
     pub profile_id: Option<String>,
     /// A route state, e.g. `retry_wait`.
     pub state: Option<String>,
@@ -133,8 +142,9 @@ pub struct ListQuery {
 }
 
 /// List routes, most recently updated first.
-#[utoipa::path(get, path = "/routes", tag = "routes", params(ListQuery),
-    responses((status = 200, body = [RouteSnapshot])))]
+#[utoipa::path(get, path = "/routes", tag = "routes", operation_id = "list_routes", params(ListQuery),
+    responses((status = 200, description = "The routes, most recently updated first", body = [RouteSnapshot]),
+              (status = 422, description = "`state` is not a route state", body = ApiError)))]
 pub async fn list(
     State(s): State<AppState>,
     Query(q): Query<ListQuery>,
@@ -158,8 +168,10 @@ pub async fn list(
 }
 
 /// One route's authoritative snapshot.
-#[utoipa::path(get, path = "/routes/{id}", tag = "routes", params(("id" = String, Path)),
-    responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
+#[utoipa::path(get, path = "/routes/{id}", tag = "routes", operation_id = "get_route",
+    params(("id" = String, Path, description = "The route's id")),
+    responses((status = 200, description = "The route now", body = RouteSnapshot),
+              (status = 404, description = "No route has this id", body = ApiError)))]
 pub async fn get(
     State(s): State<AppState>,
     Path(id): Path<RouteId>,
@@ -168,8 +180,10 @@ pub async fn get(
 }
 
 /// A route's append-only attempt history, newest first.
-#[utoipa::path(get, path = "/routes/{id}/attempts", tag = "routes", params(("id" = String, Path)),
-    responses((status = 200, body = [Attempt]), (status = 404, body = ApiError)))]
+#[utoipa::path(get, path = "/routes/{id}/attempts", tag = "routes", operation_id = "list_route_attempts",
+    params(("id" = String, Path, description = "The route's id")),
+    responses((status = 200, description = "The route's attempts, newest first", body = [Attempt]),
+              (status = 404, description = "No route has this id", body = ApiError)))]
 pub async fn attempts(
     State(s): State<AppState>,
     Path(id): Path<RouteId>,
@@ -194,9 +208,15 @@ pub async fn attempts(
 /// provider session the effects were reported under and the provider-side
 /// turn to resume; its retry's dispatch carries `resume`, telling the
 /// caller to resume that session instead of sending the prompt again.
-#[utoipa::path(post, path = "/routes/{id}/failures", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/routes/{id}/failures", tag = "routes", operation_id = "report_failure",
+    params(("id" = String, Path, description = "The route's id")),
     request_body(content = Object, description = "An evidence envelope: route identity (generation, invocation_id, prompt_generation), phase (launch | session_init | prompt permit automatic recovery; stream, teardown or none stop for a person), agent, provider_id, model_id, occurred_at, resumable, items"),
-    responses((status = 200, body = FailureAnswer), (status = 400, body = ApiError), (status = 404, body = ApiError)))]
+    responses((status = 200, description = "The classification, the decision and the route; a stale report \
+                changes nothing (`decision.kind` `stale`)", body = FailureAnswer),
+              (status = 400, description = "The body is not JSON, or not an evidence envelope", body = ApiError),
+              (status = 404, description = "No route has this id, or it is another caller's", body = ApiError),
+              (status = 409, description = "`conflict`: shared circuits kept changing; report the failure again",
+               body = ApiError)))]
 pub async fn failures(
     State(s): State<AppState>,
     Caller(caller): Caller,
@@ -218,8 +238,13 @@ pub async fn failures(
 /// late effect: while the next attempt is not yet delivered it is
 /// withdrawn and the route stops (`effect_after_failure`); once delivered,
 /// a `late_effect` attempt row records that the work may have run twice.
-#[utoipa::path(post, path = "/routes/{id}/effects", tag = "routes", params(("id" = String, Path)),
-    request_body = EffectReport, responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError)))]
+#[utoipa::path(post, path = "/routes/{id}/effects", tag = "routes", operation_id = "report_effect",
+    params(("id" = String, Path, description = "The route's id")),
+    request_body = EffectReport,
+    responses((status = 200, description = "The route after the effect", body = RouteSnapshot),
+              (status = 404, description = "No route has this id, or it is another caller's", body = ApiError),
+              (status = 409, description = "`conflict`: the route kept changing; report the effect again",
+               body = ApiError)))]
 pub async fn effects(
     State(s): State<AppState>,
     Caller(caller): Caller,
@@ -231,9 +256,14 @@ pub async fn effects(
 }
 
 /// Report that the current invocation succeeded.
-#[utoipa::path(post, path = "/routes/{id}/success", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/routes/{id}/success", tag = "routes", operation_id = "report_success",
+    params(("id" = String, Path, description = "The route's id")),
     request_body = InvocationReport,
-    responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError)))]
+    responses((status = 200, description = "The route, active again; its next prompt is a new invocation",
+               body = RouteSnapshot),
+              (status = 404, description = "No route has this id, or it is another caller's", body = ApiError),
+              (status = 409, description = "`stale_generation`: the report names an earlier invocation, or \
+                `invalid_action`: the route's state takes no success; `route` is the route now", body = ApiError)))]
 pub async fn success(
     State(s): State<AppState>,
     Caller(caller): Caller,
@@ -247,9 +277,13 @@ pub async fn success(
 /// `retry_now`, `skip_now`, `cancel` or `stop`, with the generation the
 /// caller saw. A stale generation answers 409 with the route; `cancel` and
 /// `stop` of a stopped route answer 200 with it.
-#[utoipa::path(post, path = "/routes/{id}/actions", tag = "routes", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/routes/{id}/actions", tag = "routes", operation_id = "act_on_route",
+    params(("id" = String, Path, description = "The route's id")),
     request_body = ActionRequest,
-    responses((status = 200, body = RouteSnapshot), (status = 409, body = ApiError), (status = 422, body = ApiError)))]
+    responses((status = 200, description = "The route after the action", body = RouteSnapshot),
+              (status = 404, description = "No route has this id", body = ApiError),
+              (status = 409, description = "`stale_generation`: the route moved on since `expected_generation`, or \
+                `invalid_action`: its state does not allow the action; `route` is the route now", body = ApiError)))]
 pub async fn actions(
     State(s): State<AppState>,
     Path(id): Path<RouteId>,
@@ -285,8 +319,9 @@ pub struct ClaimAnswer {
 }
 
 /// Claim due dispatches with a lease; waits up to `wait_seconds` when none is due.
-#[utoipa::path(post, path = "/dispatches/claim", tag = "dispatches", request_body = ClaimRequest,
-    responses((status = 200, body = ClaimAnswer), (status = 422, body = ApiError)))]
+#[utoipa::path(post, path = "/dispatches/claim", tag = "dispatches", operation_id = "claim_dispatches", request_body = ClaimRequest,
+    responses((status = 200, description = "The dispatches claimed (none when nothing fell due in `wait_seconds`)",
+               body = ClaimAnswer)))]
 pub async fn claim(
     State(s): State<AppState>,
     Caller(caller): Caller,
@@ -308,9 +343,13 @@ pub struct AckRequest {
 }
 
 /// Acknowledge that a claimed dispatch's prompt was delivered.
-#[utoipa::path(post, path = "/dispatches/{id}/ack", tag = "dispatches", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/dispatches/{id}/ack", tag = "dispatches", operation_id = "acknowledge_dispatch",
+    params(("id" = String, Path, description = "The dispatch's id")),
     request_body = AckRequest,
-    responses((status = 200, body = RouteSnapshot), (status = 404, body = ApiError), (status = 409, body = ApiError)))]
+    responses((status = 200, description = "Delivered: the route, active on the dispatch's invocation", body = RouteSnapshot),
+              (status = 404, description = "No dispatch has this id, or it is another caller's", body = ApiError),
+              (status = 409, description = "The dispatch was withdrawn (its route moved on or its lease ran out): \
+                its prompt must not run; `route` is the route now", body = ApiError)))]
 pub async fn ack(
     State(s): State<AppState>,
     Caller(caller): Caller,
@@ -325,6 +364,7 @@ pub async fn ack(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// Only this route's events.
     pub route_id: Option<String>,
@@ -334,10 +374,13 @@ pub struct EventsQuery {
 
 /// Server-sent events: every committed transition, with ids; reconnect with
 /// `Last-Event-ID` to resume without gaps. Without either, starts from now.
-#[utoipa::path(get, path = "/events", tag = "routes", params(EventsQuery),
+#[utoipa::path(get, path = "/events", tag = "routes", operation_id = "stream_events",
+    params(EventsQuery,
+        ("Last-Event-ID" = Option<i64>, Header,
+         description = "Resume after this event id (what EventSource sends when it reconnects); wins over `after`")),
     responses((status = 200, description = "Server-sent events, each `data` a RouteEvent payload; kept open",
         body = String, content_type = "text/event-stream"),
-        (status = 400, body = ApiError)))]
+        (status = 400, description = "`after` or `Last-Event-ID` is not a number", body = ApiError)))]
 pub async fn events(
     State(s): State<AppState>,
     headers: HeaderMap,
@@ -493,8 +536,12 @@ pub struct ClockAnswer {
 /// Move the clock forward (only with `serve --test-clock`), then fire
 /// everything due and stop routes whose dispatch lease ran out before
 /// answering.
-#[utoipa::path(post, path = "/test/clock", tag = "test", request_body = AdvanceClock,
-    responses((status = 200, body = ClockAnswer), (status = 403, body = ApiError)))]
+#[utoipa::path(post, path = "/test/clock", tag = "test", operation_id = "advance_test_clock", request_body = AdvanceClock,
+    responses((status = 200, description = "The clock now, and how many schedules fired", body = ClockAnswer),
+              (status = 403, description = "The credential is not an administrator's, a browser write lacks its \
+                CSRF token, or the server runs without `--test-clock`", body = ApiError),
+              (status = 422, description = "The body is JSON of the wrong shape, or `advance_seconds` is not \
+                between 0 and 31,536,000; `errors` names the field", body = ApiError)))]
 pub async fn advance_clock(
     State(s): State<AppState>,
     _: TestClockEnabled,

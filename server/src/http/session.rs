@@ -32,16 +32,16 @@ pub fn viewer_of(p: &Principal) -> Viewer {
 }
 
 /// Who is asking: the signed-in person or the token.
-#[utoipa::path(get, path = "/session", tag = "access",
-    responses((status = 200, body = Viewer), (status = 401, body = ApiError)))]
+#[utoipa::path(get, path = "/session", tag = "access", operation_id = "get_session",
+    responses((status = 200, description = "The signed-in person or the token: name and permissions", body = Viewer)))]
 pub async fn get(Caller(caller): Caller) -> Json<Viewer> {
     Json(viewer_of(&caller))
 }
 
 /// Signs this browser out: the session ends at once and its cookies are
 /// cleared.
-#[utoipa::path(post, path = "/session/sign-out", tag = "access",
-    responses((status = 204), (status = 401, body = ApiError), (status = 403, body = ApiError)))]
+#[utoipa::path(post, path = "/session/sign-out", tag = "access", operation_id = "sign_out",
+    responses((status = 204, description = "Signed out: the session ended and its cookies are cleared")))]
 pub async fn sign_out(State(s): State<AppState>, headers: HeaderMap) -> HttpResult<Response> {
     s.access.sign_out(&headers).await?;
     let mut response = StatusCode::NO_CONTENT.into_response();
@@ -58,6 +58,7 @@ pub async fn sign_out(State(s): State<AppState>, headers: HeaderMap) -> HttpResu
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SignInQuery {
     /// The one-time code of a sign-in link.
     pub code: Option<String>,
@@ -67,10 +68,11 @@ pub struct SignInQuery {
 /// the link uses nothing up: link scanners, previews and prefetchers open
 /// links with GET or HEAD, and a link they burnt would not work for the
 /// person it was for. A page for people, not an API: its answers are HTML.
-#[utoipa::path(get, path = "/sign-in", tag = "access", params(SignInQuery),
+#[utoipa::path(get, path = "/sign-in", tag = "access", operation_id = "sign_in_page", params(SignInQuery),
     responses(
         (status = 200, description = "A page whose button posts the code to `POST /sign-in`", body = String, content_type = "text/html"),
-        (status = 400, description = "No code", body = String, content_type = "text/html")))]
+        (status = 400, description = "No code (a page), or a malformed query string (an error body)",
+            content((String = "text/html"), (ApiError = "application/json")))))]
 pub async fn sign_in_page(Query(q): Query<SignInQuery>) -> Response {
     let Some(code) = q.code.filter(|c| !c.is_empty()) else {
         return page(
@@ -109,7 +111,7 @@ pub struct SignInForm {
 /// up the link, opens a session and goes to the profiles. Refused from
 /// another site (`Sec-Fetch-Site`, `Origin`): a page elsewhere could
 /// otherwise sign a visitor in as its own author (login CSRF).
-#[utoipa::path(post, path = "/sign-in", tag = "access",
+#[utoipa::path(post, path = "/sign-in", tag = "access", operation_id = "sign_in",
     request_body(content = SignInForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 303, description = "Signed in: the session and CSRF cookies are set; goes to /profiles",
@@ -117,7 +119,8 @@ pub struct SignInForm {
         (status = 400, description = "No code", body = String, content_type = "text/html"),
         (status = 401, description = "The link was already used or has expired", body = String, content_type = "text/html"),
         (status = 403, description = "Posted from another site", body = String, content_type = "text/html"),
-        (status = 503, body = ApiError)))]
+        (status = 503, description = "The database cannot be read or written; nothing changed", body = ApiError,
+            headers(("retry-after" = u64, description = "Seconds after which to try again")))))]
 pub async fn sign_in(
     State(s): State<AppState>,
     headers: HeaderMap,

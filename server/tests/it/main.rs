@@ -24,6 +24,10 @@
 //! `fault_proxy`; `shutdown`: what a graceful stop finishes, ends and
 //! leaves for the next start, and a runner carrying on through a restart.
 //!
+//! `openapi_doc`: the OpenAPI document's structure (unique operation ids,
+//! path parameters matching their templates, closed request bodies), so
+//! the client generators in clients/ keep working without Python.
+//!
 //! `agents_*`: the real agent CLIs (installed by scripts/setup into
 //! server/tests/agents) against `fake_provider` on 127.0.0.1.
 
@@ -52,6 +56,7 @@ mod http_metrics;
 mod http_profiles;
 mod instances;
 mod model;
+mod openapi_doc;
 mod paths;
 mod routes_attempts;
 mod routes_circuits;

@@ -22,7 +22,13 @@ pub fn add_common(rule: Rule, method: &Method, op: &mut Operation) {
             .entry(status.to_string())
             .or_insert(RefOr::T(response));
     };
-    if op.request_body.is_some() {
+    // JSON bodies are read by `JsonBody`; a form (the sign-in page's)
+    // answers with its own page.
+    let json_body = op
+        .request_body
+        .as_ref()
+        .is_some_and(|body| body.content.contains_key("application/json"));
+    if json_body {
         add("400", error("The body is not JSON (or is empty)."));
         add("413", error("The body is larger than `--max-body-bytes`."));
         add(
@@ -91,7 +97,17 @@ pub fn add_common(rule: Rule, method: &Method, op: &mut Operation) {
     // Credentials are looked up in the database.
     add(
         "503",
-        error("The database cannot be read or written; nothing changed."),
+        ResponseBuilder::from(error(
+            "The database cannot be read or written; nothing changed. Send the same request again later.",
+        ))
+        .header(
+            "retry-after",
+            HeaderBuilder::new()
+                .schema(ObjectBuilder::new().schema_type(Type::Integer))
+                .description(Some("Seconds after which to try again"))
+                .build(),
+        )
+        .build(),
     );
 }
 

@@ -35,16 +35,16 @@ from .dispatch_reason import DispatchReason
 from .effect_report import EffectReport
 from .failure_answer import FailureAnswer
 from .failure_answer_classification import FailureAnswerClassification
-from .failures_body import FailuresBody
 from .field_error import FieldError
+from .get_openapi_document_response_200 import GetOpenapiDocumentResponse200
 from .invocation_report import InvocationReport
 from .last_failure import LastFailure
-from .openapi_json_response_200 import OpenapiJsonResponse200
 from .pending import Pending
 from .pending_kind import PendingKind
 from .person import Person
 from .profile import Profile
 from .profile_write import ProfileWrite
+from .report_failure_body import ReportFailureBody
 from .resume import Resume
 from .retry_policy import RetryPolicy
 from .route_event import RouteEvent
@@ -98,16 +98,16 @@ __all__ = (
     "EffectReport",
     "FailureAnswer",
     "FailureAnswerClassification",
-    "FailuresBody",
     "FieldError",
+    "GetOpenapiDocumentResponse200",
     "InvocationReport",
     "LastFailure",
-    "OpenapiJsonResponse200",
     "Pending",
     "PendingKind",
     "Person",
     "Profile",
     "ProfileWrite",
+    "ReportFailureBody",
     "Resume",
     "RetryPolicy",
     "RouteEvent",

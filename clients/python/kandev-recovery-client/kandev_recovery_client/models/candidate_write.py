@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -40,7 +39,6 @@ class CandidateWrite:
     policy: CandidatePolicy | None | Unset = UNSET
     profile_ref: None | str | Unset = UNSET
     provider_id: None | str | Unset = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.candidate_policy import CandidatePolicy  # noqa: PLC0415
@@ -88,7 +86,7 @@ class CandidateWrite:
             provider_id = self.provider_id
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "agent": agent,
@@ -192,21 +190,4 @@ class CandidateWrite:
             provider_id=provider_id,
         )
 
-        candidate_write.additional_properties = d
         return candidate_write
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

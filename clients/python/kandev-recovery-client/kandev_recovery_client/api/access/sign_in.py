@@ -45,16 +45,6 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         response_403 = response.text
         return response_403
 
-    if response.status_code == 413:
-        response_413 = ApiError.from_dict(response.json())
-
-        return response_413
-
-    if response.status_code == 422:
-        response_422 = ApiError.from_dict(response.json())
-
-        return response_422
-
     if response.status_code == 503:
         response_503 = ApiError.from_dict(response.json())
 

@@ -6,11 +6,11 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="FailuresBody")
+T = TypeVar("T", bound="ReportFailureBody")
 
 
 @_attrs_define
-class FailuresBody:
+class ReportFailureBody:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -23,10 +23,10 @@ class FailuresBody:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        failures_body = cls()
+        report_failure_body = cls()
 
-        failures_body.additional_properties = d
-        return failures_body
+        report_failure_body.additional_properties = d
+        return report_failure_body
 
     @property
     def additional_keys(self) -> list[str]:

@@ -8,14 +8,14 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.api_error import ApiError
 from ...models.failure_answer import FailureAnswer
-from ...models.failures_body import FailuresBody
+from ...models.report_failure_body import ReportFailureBody
 from ...types import Response
 
 
 def _get_kwargs(
     id: str,
     *,
-    body: FailuresBody,
+    body: ReportFailureBody,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -62,6 +62,11 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = ApiError.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 413:
         response_413 = ApiError.from_dict(response.json())
 
@@ -103,7 +108,7 @@ def sync_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: FailuresBody,
+    body: ReportFailureBody,
 ) -> Response[ApiError | FailureAnswer]:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -125,7 +130,7 @@ def sync_detailed(
 
     Args:
         id (str):
-        body (FailuresBody):
+        body (ReportFailureBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -151,7 +156,7 @@ def sync(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: FailuresBody,
+    body: ReportFailureBody,
 ) -> ApiError | FailureAnswer | None:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -173,7 +178,7 @@ def sync(
 
     Args:
         id (str):
-        body (FailuresBody):
+        body (ReportFailureBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -194,7 +199,7 @@ async def asyncio_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: FailuresBody,
+    body: ReportFailureBody,
 ) -> Response[ApiError | FailureAnswer]:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -216,7 +221,7 @@ async def asyncio_detailed(
 
     Args:
         id (str):
-        body (FailuresBody):
+        body (ReportFailureBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -240,7 +245,7 @@ async def asyncio(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: FailuresBody,
+    body: ReportFailureBody,
 ) -> ApiError | FailureAnswer | None:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -262,7 +267,7 @@ async def asyncio(
 
     Args:
         id (str):
-        body (FailuresBody):
+        body (ReportFailureBody):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -1,29 +1,28 @@
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.api_error import ApiError
-from ...models.effect_report import EffectReport
+from ...models.create_route import CreateRoute
 from ...models.route_snapshot import RouteSnapshot
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
-    id: str,
     *,
-    body: EffectReport,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
-        "url": "/api/v1/routes/{id}/effects".format(
-            id=quote(str(id), safe=""),
-        ),
+        "url": "/api/v1/routes",
     }
 
     _kwargs["json"] = body.to_dict()
@@ -41,6 +40,11 @@ def _parse_response(
         response_200 = RouteSnapshot.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 201:
+        response_201 = RouteSnapshot.from_dict(response.json())
+
+        return response_201
 
     if response.status_code == 400:
         response_400 = ApiError.from_dict(response.json())
@@ -61,6 +65,11 @@ def _parse_response(
         response_404 = ApiError.from_dict(response.json())
 
         return response_404
+
+    if response.status_code == 409:
+        response_409 = ApiError.from_dict(response.json())
+
+        return response_409
 
     if response.status_code == 413:
         response_413 = ApiError.from_dict(response.json())
@@ -100,21 +109,21 @@ def _build_response(
 
 
 def sync_detailed(
-    id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: EffectReport,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
 ) -> Response[ApiError | RouteSnapshot]:
-    """Report output or tool activity of the current invocation. Output of an
-    earlier invocation whose failure was already being recovered from is a
-    late effect: while the next attempt is not yet delivered it is
-    withdrawn and the route stops (`effect_after_failure`); once delivered,
-    a `late_effect` attempt row records that the work may have run twice.
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
 
     Args:
-        id (str):
-        body (EffectReport): `POST /routes/{id}/effects` body: the agent produced output or
-            touched tools.
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -125,8 +134,8 @@ def sync_detailed(
     """
 
     kwargs = _get_kwargs(
-        id=id,
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -137,21 +146,21 @@ def sync_detailed(
 
 
 def sync(
-    id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: EffectReport,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
 ) -> ApiError | RouteSnapshot | None:
-    """Report output or tool activity of the current invocation. Output of an
-    earlier invocation whose failure was already being recovered from is a
-    late effect: while the next attempt is not yet delivered it is
-    withdrawn and the route stops (`effect_after_failure`); once delivered,
-    a `late_effect` attempt row records that the work may have run twice.
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
 
     Args:
-        id (str):
-        body (EffectReport): `POST /routes/{id}/effects` body: the agent produced output or
-            touched tools.
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -162,28 +171,28 @@ def sync(
     """
 
     return sync_detailed(
-        id=id,
         client=client,
         body=body,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
 async def asyncio_detailed(
-    id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: EffectReport,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
 ) -> Response[ApiError | RouteSnapshot]:
-    """Report output or tool activity of the current invocation. Output of an
-    earlier invocation whose failure was already being recovered from is a
-    late effect: while the next attempt is not yet delivered it is
-    withdrawn and the route stops (`effect_after_failure`); once delivered,
-    a `late_effect` attempt row records that the work may have run twice.
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
 
     Args:
-        id (str):
-        body (EffectReport): `POST /routes/{id}/effects` body: the agent produced output or
-            touched tools.
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -194,8 +203,8 @@ async def asyncio_detailed(
     """
 
     kwargs = _get_kwargs(
-        id=id,
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -204,21 +213,21 @@ async def asyncio_detailed(
 
 
 async def asyncio(
-    id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: EffectReport,
+    body: CreateRoute,
+    idempotency_key: None | str | Unset = UNSET,
 ) -> ApiError | RouteSnapshot | None:
-    """Report output or tool activity of the current invocation. Output of an
-    earlier invocation whose failure was already being recovered from is a
-    late effect: while the next attempt is not yet delivered it is
-    withdrawn and the route stops (`effect_after_failure`); once delivered,
-    a `late_effect` attempt row records that the work may have run twice.
+    """Open a route for a dynamic profile, at its first candidate. The
+    `office` caller needs `office:assign`, every other `profiles:select`.
+
+     With an `Idempotency-Key` header the creation may be repeated: the
+    same key and request from the same caller answer the route the key
+    created (200, `Idempotent-Replayed: true`) instead of a second route.
 
     Args:
-        id (str):
-        body (EffectReport): `POST /routes/{id}/effects` body: the agent produced output or
-            touched tools.
+        idempotency_key (None | str | Unset):
+        body (CreateRoute): `POST /routes` body.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -230,8 +239,8 @@ async def asyncio(
 
     return (
         await asyncio_detailed(
-            id=id,
             client=client,
             body=body,
+            idempotency_key=idempotency_key,
         )
     ).parsed

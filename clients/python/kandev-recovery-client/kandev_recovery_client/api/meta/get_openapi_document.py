@@ -5,7 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.openapi_json_response_200 import OpenapiJsonResponse200
+from ...models.get_openapi_document_response_200 import GetOpenapiDocumentResponse200
 from ...types import Response
 
 
@@ -19,9 +19,11 @@ def _get_kwargs() -> dict[str, Any]:
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> OpenapiJsonResponse200 | None:
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> GetOpenapiDocumentResponse200 | None:
     if response.status_code == 200:
-        response_200 = OpenapiJsonResponse200.from_dict(response.json())
+        response_200 = GetOpenapiDocumentResponse200.from_dict(response.json())
 
         return response_200
 
@@ -33,7 +35,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[OpenapiJsonResponse200]:
+) -> Response[GetOpenapiDocumentResponse200]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -45,7 +47,7 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient,
-) -> Response[OpenapiJsonResponse200]:
+) -> Response[GetOpenapiDocumentResponse200]:
     """This document: every endpoint, its request and response bodies and the
     errors it may answer.
 
@@ -54,7 +56,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[OpenapiJsonResponse200]
+        Response[GetOpenapiDocumentResponse200]
     """
 
     kwargs = _get_kwargs()
@@ -69,7 +71,7 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient,
-) -> OpenapiJsonResponse200 | None:
+) -> GetOpenapiDocumentResponse200 | None:
     """This document: every endpoint, its request and response bodies and the
     errors it may answer.
 
@@ -78,7 +80,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        OpenapiJsonResponse200
+        GetOpenapiDocumentResponse200
     """
 
     return sync_detailed(
@@ -89,7 +91,7 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
-) -> Response[OpenapiJsonResponse200]:
+) -> Response[GetOpenapiDocumentResponse200]:
     """This document: every endpoint, its request and response bodies and the
     errors it may answer.
 
@@ -98,7 +100,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[OpenapiJsonResponse200]
+        Response[GetOpenapiDocumentResponse200]
     """
 
     kwargs = _get_kwargs()
@@ -111,7 +113,7 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient,
-) -> OpenapiJsonResponse200 | None:
+) -> GetOpenapiDocumentResponse200 | None:
     """This document: every endpoint, its request and response bodies and the
     errors it may answer.
 
@@ -120,7 +122,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        OpenapiJsonResponse200
+        GetOpenapiDocumentResponse200
     """
 
     return (

@@ -6,11 +6,11 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="OpenapiJsonResponse200")
+T = TypeVar("T", bound="GetOpenapiDocumentResponse200")
 
 
 @_attrs_define
-class OpenapiJsonResponse200:
+class GetOpenapiDocumentResponse200:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -23,10 +23,10 @@ class OpenapiJsonResponse200:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        openapi_json_response_200 = cls()
+        get_openapi_document_response_200 = cls()
 
-        openapi_json_response_200.additional_properties = d
-        return openapi_json_response_200
+        get_openapi_document_response_200.additional_properties = d
+        return get_openapi_document_response_200
 
     @property
     def additional_keys(self) -> list[str]:
