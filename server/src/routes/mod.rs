@@ -8,8 +8,10 @@
 //!   classified failure and its decision, an effect, a success, an
 //!   action), profile and `now` in, the change to commit out.
 //! - [`service`]: [`Routes`], the thin shell that loads, plans and commits
-//!   one fenced transaction per transition (create, failures, effects,
-//!   success, manual actions, firing schedules).
+//!   one fenced transaction per transition; its operations by concept:
+//!   [`create`] (opening routes), [`reports`] (failures, effects, success),
+//!   [`actions`] (a person's manual actions) and [`firing`] (due schedules,
+//!   and a circuit's waiters once its probe came back).
 //! - [`dispatch`]: claiming dispatches with a lease, acknowledging them,
 //!   and stopping routes whose dispatch lease ran out unacknowledged.
 //! - [`model`]: the typed route and its conversions to and from the stored
@@ -23,12 +25,16 @@
 //! - [`signals`]: the wake-ups sent after each commit — in-process, and
 //!   relayed from every server's commits on a shared PostgreSQL database.
 
+pub mod actions;
+pub mod create;
 pub mod dispatch;
 pub mod error;
 pub mod feed;
+pub mod firing;
 pub mod idempotency;
 pub mod model;
 pub mod plan;
+pub mod reports;
 pub mod service;
 pub mod signals;
 pub mod wire;
