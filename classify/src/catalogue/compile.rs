@@ -6,9 +6,10 @@
 //! section that refers to something broken still compiles with a stand-in,
 //! so one mistake does not hide the others.
 
+use super::compiled::{Catalogue, Code, Confidence, Rule, Scope};
 use super::format::{CatalogueSpec, CodeSpec, RuleSpec, TierSpec};
+use super::problems::CatalogueError;
 use super::problems::{Location, Problems};
-use super::{Catalogue, CatalogueError, Code, Confidence, Rule, Scope};
 use crate::extract::norm_token;
 use crate::facts::Source;
 use crate::matcher::conditions::Conditions;

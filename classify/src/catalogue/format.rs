@@ -4,8 +4,8 @@
 //! whether they are valid, is the compiler's business (`compile`), so one
 //! bad value is reported beside every other instead of stopping the read.
 
+use super::problems::CatalogueError;
 use super::problems::{Location, Problems};
-use super::CatalogueError;
 use crate::provenance::ProvenanceSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

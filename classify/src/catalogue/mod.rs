@@ -1,10 +1,11 @@
 //! The catalogue: versioned data (in `catalogue/` at the repository root)
 //! that says which codes exist, which class each belongs to, and which rules
-//! recognise them. This module holds the compiled [`Catalogue`] and the
-//! files embedded into the binary; reading them is `format`'s job,
-//! validating and compiling them `compile`'s (every problem reported with
-//! where it lies, see `problems`), deciding between matching rules
-//! `verdict`'s, and matching itself is `super::matcher`'s.
+//! recognise them. This module holds the files embedded into the binary
+//! and what the [`Catalogue`] answers (loading, describing, explaining);
+//! the compiled form itself is `compiled`'s, reading the files is
+//! `format`'s job, validating and compiling them `compile`'s (every
+//! problem reported with where it lies, see `problems`), deciding between
+//! matching rules `verdict`'s, and matching itself is `super::matcher`'s.
 //!
 //! Files, all embedded into the binary so the CLI works from any directory:
 //! - `catalogue.toml`: version, priority tiers, timing profiles, and the
@@ -27,69 +28,21 @@
 //! patterns that can match; only those run (see `matcher::prefilter`).
 
 pub(crate) mod compile;
+mod compiled;
 mod format;
 pub(crate) mod problems;
 pub(crate) mod verdict;
 
+pub use compiled::{Catalogue, Confidence, Scope};
 pub use format::{CatalogueSpec, CodeSpec, LongWaitSpec, RuleSpec, TierSpec};
 pub use problems::CatalogueError;
 
 use super::evidence::Evidence;
 use super::facts::Facts;
-use super::matcher::Matcher;
-use super::provenance::Provenance;
-use super::timing::TimingSource;
 use domain::policy::ErrorClass;
-use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use serde::Serialize;
 use std::sync::LazyLock;
 use verdict::Verdict;
-
-/// How sure a rule is. Recovering codes need `medium` or `high`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Confidence {
-    Low,
-    Medium,
-    High,
-}
-
-impl Confidence {
-    fn parse(s: &str) -> Option<Confidence> {
-        Some(match s {
-            "low" => Confidence::Low,
-            "medium" => Confidence::Medium,
-            "high" => Confidence::High,
-            _ => return None,
-        })
-    }
-}
-
-/// What a failure is about, when known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Scope {
-    Provider,
-    Account,
-    Model,
-    Profile,
-    Request,
-}
-
-impl Scope {
-    fn parse(s: &str) -> Option<Scope> {
-        Some(match s {
-            "provider" => Scope::Provider,
-            "account" => Scope::Account,
-            "model" => Scope::Model,
-            "profile" => Scope::Profile,
-            "request" => Scope::Request,
-            _ => return None,
-        })
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Embedded files
@@ -175,51 +128,6 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../catalogue/rules/agent-runtime.toml"),
     ),
 ];
-
-// ---------------------------------------------------------------------------
-// Compiled form
-
-#[derive(Debug)]
-pub(crate) struct Code {
-    pub name: String,
-    pub class: ErrorClass,
-    pub scope: Option<Scope>,
-    pub description: String,
-    pub example: String,
-    /// (seconds, code index)
-    pub long_wait: Option<(f64, usize)>,
-}
-
-/// One rule, as the verdict and the classification read it; what it takes
-/// to match lives with the same index in the [`Matcher`].
-#[derive(Debug)]
-pub(crate) struct Rule {
-    pub id: String,
-    pub tier: usize,
-    pub code: usize,
-    pub confidence: Confidence,
-    pub scope: Option<Scope>,
-    /// Trusted timing sources, in precedence order.
-    pub timing: Vec<TimingSource>,
-    /// Haystacks (`Source` bits) the text conditions read.
-    pub text_mask: u8,
-    /// How many positive conditions the rule has (a tie-break).
-    pub weight: usize,
-}
-
-/// The validated, compiled catalogue.
-#[derive(Debug)]
-pub struct Catalogue {
-    version: String,
-    tiers: Vec<TierSpec>,
-    pub(crate) codes: Vec<Code>,
-    code_ix: HashMap<String, usize>,
-    /// Best tier first, then by id.
-    pub(crate) rules: Vec<Rule>,
-    pub(crate) matcher: Matcher,
-    provenance: Provenance,
-    pub(crate) unknown: usize,
-}
 
 /// One rule that matched, for explanations and collision checks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -5,7 +5,7 @@
 //! when the deciding tier's reports disagree across items, once more
 //! without the superseded earlier items.
 
-use super::Catalogue;
+use super::compiled::Catalogue;
 use crate::evidence::Evidence;
 use crate::facts::Facts;
 use crate::mask::Mask;

@@ -1,7 +1,7 @@
 //! Rule sets as bit words: the cheapest rejections, 64 rules at a time,
 //! before any rule is looked at on its own.
 
-use super::RuleTest;
+use super::rule::RuleTest;
 use crate::facts::kind;
 use std::collections::HashMap;
 

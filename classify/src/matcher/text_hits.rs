@@ -3,8 +3,9 @@
 //! (by the prefilter's expansions or the regex) on just the segments that
 //! hold hits.
 
+use super::compiled::Matcher;
 use super::prefilter::Hit;
-use super::{Matcher, Role};
+use super::rule::Role;
 use crate::facts::{Facts, Source};
 
 /// Text matches. The prefilter runs once per haystack and says, per
