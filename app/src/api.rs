@@ -170,12 +170,12 @@ pub async fn remove_person(id: &str) -> Result<(), ApiError> {
 /// Sets a person's permissions.
 pub async fn set_person_permissions(
     id: &str,
-    permissions: Vec<String>,
+    permissions: Vec<domain::access::Permission>,
 ) -> Result<domain::people::Person, ApiError> {
     let mut body = serde_json::Map::new();
     body.insert(
         "permissions".to_string(),
-        serde_json::Value::Array(permissions.into_iter().map(Into::into).collect()),
+        serde_json::Value::Array(permissions.into_iter().map(|p| p.as_str().into()).collect()),
     );
     browser::send(
         "PUT",

@@ -47,9 +47,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The permission that edits profiles (and so policies).
-pub const MANAGE_PROFILES: &str = "profiles:manage";
-
 /// Who is looking, loaded once per page (see [`api::viewer`]).
 #[derive(Clone, Copy)]
 struct ViewerResource(Resource<Result<domain::error::Viewer, domain::error::ApiError>>);
@@ -118,7 +115,7 @@ pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
 fn SignedIn(viewer: domain::error::Viewer) -> impl IntoView {
     view! {
         <div class="viewer">
-            {viewer.may("admin").then(|| view! { <a href="/admin/people">"People"</a> })}
+            {viewer.may(domain::access::Permission::Admin).then(|| view! { <a href="/admin/people">"People"</a> })}
             <span class="viewer-name">"Signed in as "<strong>{viewer.name}</strong></span>
             {viewer.session.then(|| view! { <SignOut/> })}
         </div>

@@ -7,15 +7,14 @@
 //! failure happened, not when it was reported.
 
 use super::catalogue::verdict::Verdict;
-use super::catalogue::{Catalogue, Confidence, Scope};
-use super::evidence::{Evidence, EvidenceError, Item, Phase};
+use super::catalogue::{Catalogue, Confidence};
+use super::evidence::{Evidence, EvidenceError, Item};
 use super::facts::{Facts, Segment, Source};
 use super::matcher::Evaluation;
 use super::{sanitize, timing};
 use aho_corasick::AhoCorasick;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use domain::policy::ErrorClass;
-use serde::{Deserialize, Serialize, Serializer};
 use std::sync::LazyLock;
 
 /// Rule id reported when no catalogue rule matched.
@@ -23,55 +22,7 @@ pub const RULE_UNMATCHED: &str = "fallback.unmatched";
 /// Rule id reported when the best tier's rules disagreed.
 pub const RULE_CONFLICT: &str = "fallback.conflict";
 
-/// The classifier's answer, in the shape docs/design.md fixes (“The classification”).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Classification {
-    /// Stable semantic cause, e.g. `provider_overloaded`.
-    pub code: String,
-    /// `transient`, `hard`, `not_provider` or `unclassified`.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "transient"))]
-    pub class: ErrorClass,
-    pub catalogue_version: String,
-    pub confidence: Confidence,
-    pub scope: Option<Scope>,
-    /// Stable id of the rule that decided (`fallback.*` when none did).
-    pub classifier_rule: String,
-    pub provider_id: Option<String>,
-    pub model_id: Option<String>,
-    pub phase: Option<Phase>,
-    /// The reference time: the envelope's, or the classifier's clock.
-    #[serde(serialize_with = "rfc3339")]
-    pub occurred_at: DateTime<Utc>,
-    /// Validated wait from `occurred_at`, in seconds (millisecond precision).
-    #[serde(serialize_with = "seconds")]
-    pub retry_after_seconds: Option<f64>,
-    /// `occurred_at + retry_after_seconds`, RFC 3339 UTC.
-    #[serde(serialize_with = "rfc3339_opt")]
-    pub reset_at: Option<DateTime<Utc>>,
-    /// At most 240 characters, secrets and identities redacted.
-    pub safe_excerpt: String,
-}
-
-fn rfc3339<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&t.to_rfc3339_opts(SecondsFormat::AutoSi, true))
-}
-
-fn rfc3339_opt<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
-    match t {
-        Some(t) => rfc3339(t, s),
-        None => s.serialize_none(),
-    }
-}
-
-/// Whole seconds print as integers (`12`), others as decimals (`1.574`).
-fn seconds<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => s.serialize_i64(*x as i64),
-        Some(x) => s.serialize_f64(*x),
-        None => s.serialize_none(),
-    }
-}
+pub use domain::classification::Classification;
 
 /// Classifies with the system clock standing in for a missing `occurred_at`.
 pub fn classify(catalogue: &Catalogue, evidence: &Evidence) -> Classification {

@@ -3,8 +3,8 @@
 //! This is the only crate that reads provider names or provider text;
 //! everything downstream branches on [`Classification`] alone.
 //!
-//! - [`evidence`]: the envelope types; `evidence::lenient` holds the
-//!   lenient, bounded readers its parsing is made of.
+//! - [`evidence`]: the envelope types and their lenient, bounded readers
+//!   (in `domain`, shared with the runner and adapters).
 //! - `extract`: per-item extractors that turn raw items into normalised
 //!   `facts` (statuses, error identifiers, ACP codes, exits, text
 //!   haystacks: the vocabulary the matcher, timing and provenance read);
@@ -28,7 +28,6 @@
 pub mod catalogue;
 pub mod classifier;
 pub mod cli;
-pub mod evidence;
 mod extract;
 mod facts;
 pub mod fixtures;
@@ -48,4 +47,7 @@ pub use classifier::{
     classify, classify_at, classify_json, classify_json_at, classify_line, Classification,
     RULE_CONFLICT, RULE_UNMATCHED,
 };
+/// The envelope is the shared vocabulary's (`domain::evidence`): adapters
+/// write it, this crate reads it.
+pub use domain::evidence;
 pub use evidence::{Evidence, EvidenceError, Item, Phase};

@@ -1,5 +1,6 @@
 //! The error body every API failure answers with, and who is looking.
 
+use crate::access::Permission;
 use crate::policy::FieldError;
 use crate::profile::Profile;
 use crate::route::RouteSnapshot;
@@ -120,8 +121,7 @@ impl fmt::Display for ApiError {
 pub struct Viewer {
     /// The person's (or token's) name.
     pub name: String,
-    /// Permission names: `profiles:manage`, `routes:act`, …, `admin`.
-    pub permissions: Vec<String>,
+    pub permissions: Vec<Permission>,
     /// Signed in in this browser (so there is a session to sign out of).
     pub session: bool,
 }
@@ -140,9 +140,9 @@ impl crate::wire_json::FromJson for Viewer {
 
 impl Viewer {
     /// Whether the viewer holds `permission` (directly or as `admin`).
-    pub fn may(&self, permission: &str) -> bool {
+    pub fn may(&self, permission: Permission) -> bool {
         self.permissions
             .iter()
-            .any(|p| p == permission || p == "admin")
+            .any(|&p| p == permission || p == Permission::Admin)
     }
 }

@@ -3,6 +3,9 @@
 //! the browser reads. Pure Rust with no I/O, so it compiles into the server,
 //! the runner, the fuzz targets and the WASM bundle alike.
 //!
+//! - [`access`]: the permissions a token or a person holds.
+//! - [`api`]: the HTTP API's request and answer bodies, in both
+//!   directions (server, runner, adapters).
 //! - [`policy`]: the version-1 class policy document — limits, the
 //!   field-error reader, validation, schedule, legacy normalisation.
 //! - [`profile`]: dynamic profiles on the wire and their validation.
@@ -10,6 +13,9 @@
 //!   wire, the typed vocabulary (decisions, stop reasons, outcomes,
 //!   dispatch and schedule states) and the state table ([`route::machine`]).
 //! - [`circuit`]: shared resource circuits on the wire.
+//! - [`evidence`]: the evidence envelope an adapter reports a failure
+//!   with, and its lenient, bounded readers.
+//! - [`classification`]: what the classifier answers for an envelope.
 //! - [`people`]: people who sign in, for the administrator's page.
 //! - [`error`]: the API's error body with typed [`error::ErrorCode`]s, and
 //!   the [`error::Viewer`] (who is looking).
@@ -29,8 +35,12 @@
 #[macro_use]
 mod names;
 
+pub mod access;
+pub mod api;
 pub mod circuit;
+pub mod classification;
 pub mod error;
+pub mod evidence;
 pub mod ids;
 pub mod people;
 pub mod policy;

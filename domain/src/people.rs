@@ -1,6 +1,7 @@
 //! People who sign in, as the administrator's people page and
 //! `GET /api/v1/people` show them.
 
+use crate::access::Permission;
 use serde::{Deserialize, Serialize};
 
 /// One person: who, what they may do, whether they may sign in, and how
@@ -10,26 +11,12 @@ use serde::{Deserialize, Serialize};
 pub struct Person {
     pub id: String,
     pub name: String,
-    /// Permission names, e.g. `profiles:manage`.
-    pub permissions: Vec<String>,
+    pub permissions: Vec<Permission>,
     /// Disabled people cannot sign in and have no sessions.
     pub disabled: bool,
     /// Sessions that have not expired.
     pub sessions: i64,
 }
-
-/// Every permission a person may be given, in the order the page lists
-/// them (the server's `auth::Permission::ALL`; a test keeps them equal).
-pub const PERMISSIONS: &[&str] = &[
-    "profiles:manage",
-    "profiles:select",
-    "routes:act",
-    "evidence:submit",
-    "office:assign",
-    "catalogue:read",
-    "routes:any",
-    "admin",
-];
 
 #[cfg(any(test, feature = "reader"))]
 impl crate::wire_json::FromJson for Person {

@@ -732,7 +732,7 @@ pub mod agree {
             "decision": "retry",
             "retry_ordinal": 1,
             "deadline": "2026-11-30T12:00:05Z",
-            "outcome": "retry_wait until 2026-11-30T12:00:05.250+00:00",
+            "outcome": {"kind": "waiting", "state": "retry_wait", "until": "2026-11-30T12:00:05.250Z"},
             "created_at": "2026-11-30T12:00:00Z",
             "classification": {"confidence": "high", "retry_after_seconds": 12.5},
         })

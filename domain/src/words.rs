@@ -377,13 +377,15 @@ pub fn outcome_words(outcome: &RouteOutcome) -> String {
     match outcome {
         RouteOutcome::Switching { to } => format!("Switched to {to}"),
         RouteOutcome::Unchanged { .. } => "Unchanged".into(),
-        RouteOutcome::Stopped(_)
-        | RouteOutcome::In(RouteState::ActionRequired)
+        RouteOutcome::Stopped { .. }
+        | RouteOutcome::In {
+            state: RouteState::ActionRequired,
+        }
         | RouteOutcome::Waiting {
             state: RouteState::ActionRequired,
             ..
         } => "Stopped for a person".into(),
-        RouteOutcome::In(state) | RouteOutcome::Waiting { state, .. } => {
+        RouteOutcome::In { state } | RouteOutcome::Waiting { state, .. } => {
             state_words(*state).to_string()
         }
     }
@@ -887,7 +889,9 @@ mod tests {
             "Switched to Codex"
         );
         assert_eq!(
-            outcome_words(&RouteOutcome::Stopped(StopReason::Unclassified)),
+            outcome_words(&RouteOutcome::Stopped {
+                reason: StopReason::Unclassified
+            }),
             "Stopped for a person"
         );
         let u = attempt("zz", DecisionKind::Unclassified, serde_json::Value::Null);

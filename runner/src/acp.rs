@@ -147,13 +147,13 @@ struct Updates {
 impl Updates {
     fn push(&mut self, update: EffectKind, text: Option<&str>, status: Option<String>) {
         if let (
-            EffectKind::AgentMessageChunk,
+            &EffectKind::AgentMessageChunk,
             Some(EvidenceItem::AcpUpdate {
                 update: last,
                 text: Some(acc),
                 ..
             }),
-        ) = (update, self.items.last_mut())
+        ) = (&update, self.items.last_mut())
         {
             if *last == EffectKind::AgentMessageChunk {
                 if acc.len() < UPDATE_TEXT_BYTES {
@@ -433,7 +433,7 @@ fn show(
                     title.as_deref().unwrap_or("(untitled)")
                 ));
             }
-            updates.push(kind, None, status);
+            updates.push(kind.clone(), None, status);
             effects.saw(kind, session, &ctx.progress);
         }
         Event::Permission { title, allowed } => ctx.ui.status(&format!(

@@ -88,7 +88,7 @@ impl Effects {
         tx: &mpsc::UnboundedSender<Progress>,
     ) {
         if !self.seen.contains(&kind) {
-            self.seen.push(kind);
+            self.seen.push(kind.clone());
         }
         if !self.reported {
             self.reported = true;
@@ -101,7 +101,10 @@ impl Effects {
     }
 
     pub fn items(&self) -> Vec<EvidenceItem> {
-        self.seen.iter().map(|k| EvidenceItem::effect(*k)).collect()
+        self.seen
+            .iter()
+            .map(|k| EvidenceItem::effect(k.clone()))
+            .collect()
     }
 }
 

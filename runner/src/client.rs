@@ -9,14 +9,18 @@
 //! profile (the demo's) is repeated only when the request surely never
 //! arrived (the connection failed) or was refused unchanged (503).
 
+use domain::api::{
+    AckRequest, ActionRequest, ClaimAnswer, ClaimRequest, CreateRoute, EffectKind, EffectReport,
+    FailureAnswer, InvocationReport,
+};
 use domain::error::{ApiError, ErrorCode};
+use domain::evidence::Evidence;
 use domain::ids::{Generation, ProfileId, RouteId};
-use domain::policy::{ErrorClass, PolicyClass};
 use domain::profile::Profile;
-use domain::route::{Action, CallerKind, DecisionKind, Dispatch, RouteOutcome, RouteSnapshot};
+use domain::route::{Action, Caller, CallerKind, Dispatch, RouteSnapshot};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use std::time::Duration;
 
 /// How long a call keeps trying while the service is unreachable or
@@ -49,68 +53,8 @@ impl ServiceError {
     }
 }
 
-/// The decision part of a failure answer (see `routes::DecisionView`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct DecisionReply {
-    pub kind: DecisionKind,
-    pub class: Option<PolicyClass>,
-    pub retry_ordinal: Option<u32>,
-    pub max_retries: Option<u32>,
-    pub delay_seconds: Option<u64>,
-    pub deadline: Option<chrono::DateTime<chrono::Utc>>,
-    pub outcome: RouteOutcome,
-}
-
-/// The classification fields the runner shows.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct ClassificationReply {
-    pub code: String,
-    pub class: ErrorClass,
-    pub classifier_rule: String,
-    #[serde(default)]
-    pub safe_excerpt: String,
-    #[serde(default)]
-    pub reset_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-/// `POST /routes/{id}/failures` answer.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct FailureReply {
-    pub classification: ClassificationReply,
-    pub decision: DecisionReply,
-    pub route: RouteSnapshot,
-}
-
-#[derive(Debug, Deserialize)]
-struct ClaimReply {
-    dispatches: Vec<Dispatch>,
-}
-
 /// The identity every report about an invocation carries.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Invocation {
-    pub generation: Generation,
-    pub invocation_id: String,
-    pub prompt_generation: i64,
-}
-
-impl Invocation {
-    pub fn of(route: &RouteSnapshot) -> Invocation {
-        Invocation {
-            generation: route.generation,
-            invocation_id: route.invocation_id.clone(),
-            prompt_generation: route.prompt_generation,
-        }
-    }
-
-    pub fn of_dispatch(d: &Dispatch) -> Invocation {
-        Invocation {
-            generation: d.generation,
-            invocation_id: d.invocation_id.clone(),
-            prompt_generation: d.prompt_generation,
-        }
-    }
-}
+pub type Invocation = InvocationReport;
 
 /// A client for one service.
 #[derive(Clone)]
@@ -165,7 +109,13 @@ impl Service {
         caller: CallerKind,
         reference: &str,
     ) -> Result<RouteSnapshot> {
-        let body = json!({"profile_id": profile_id, "caller": {"kind": caller, "ref": reference}});
+        let body = encode(&CreateRoute {
+            profile_id: profile_id.clone(),
+            caller: Caller {
+                kind: caller,
+                reference: reference.to_string(),
+            },
+        })?;
         // One key for every try of this creation: a try whose answer was
         // lost (the connection closed after the request arrived) is
         // answered by the next with the route it created.
@@ -189,12 +139,12 @@ impl Service {
     pub async fn report_failure(
         &self,
         route_id: &RouteId,
-        envelope: &Value,
-    ) -> Result<FailureReply> {
+        envelope: &Evidence,
+    ) -> Result<FailureAnswer> {
         self.call(
             reqwest::Method::POST,
             &format!("/routes/{route_id}/failures"),
-            Some(envelope.clone()),
+            Some(encode(envelope)?),
             None,
         )
         .await
@@ -204,18 +154,16 @@ impl Service {
         &self,
         route_id: &RouteId,
         invocation: &Invocation,
-        kind: &str,
+        kind: EffectKind,
         provider_session_id: Option<&str>,
     ) -> Result<RouteSnapshot> {
-        let mut body = json!({
-            "generation": invocation.generation,
-            "invocation_id": invocation.invocation_id,
-            "prompt_generation": invocation.prompt_generation,
-            "kind": kind,
-        });
-        if let Some(s) = provider_session_id {
-            body["provider_session_id"] = Value::from(s);
-        }
+        let body = encode(&EffectReport {
+            generation: invocation.generation,
+            invocation_id: invocation.invocation_id.clone(),
+            prompt_generation: invocation.prompt_generation,
+            kind,
+            provider_session_id: provider_session_id.map(str::to_string),
+        })?;
         self.call(
             reqwest::Method::POST,
             &format!("/routes/{route_id}/effects"),
@@ -233,7 +181,7 @@ impl Service {
         self.call(
             reqwest::Method::POST,
             &format!("/routes/{route_id}/success"),
-            Some(json!(invocation)),
+            Some(encode(invocation)?),
             None,
         )
         .await
@@ -249,7 +197,10 @@ impl Service {
         self.call(
             reqwest::Method::POST,
             &format!("/routes/{route_id}/actions"),
-            Some(json!({"action": action, "expected_generation": expected_generation})),
+            Some(encode(&ActionRequest {
+                action,
+                expected_generation,
+            })?),
             None,
         )
         .await
@@ -262,15 +213,17 @@ impl Service {
         lease_seconds: u32,
         wait_seconds: u32,
     ) -> Result<Option<Dispatch>> {
-        let reply: ClaimReply = self
+        let body = encode(&ClaimRequest {
+            route_id: Some(route_id.clone()),
+            caller_kind: None,
+            lease_seconds,
+            wait_seconds,
+        })?;
+        let reply: ClaimAnswer = self
             .call(
                 reqwest::Method::POST,
                 "/dispatches/claim",
-                Some(json!({
-                    "route_id": route_id,
-                    "lease_seconds": lease_seconds,
-                    "wait_seconds": wait_seconds,
-                })),
+                Some(body),
                 Some(Duration::from_secs(wait_seconds as u64 + 30)),
             )
             .await?;
@@ -281,7 +234,9 @@ impl Service {
         self.call(
             reqwest::Method::POST,
             &format!("/dispatches/{}/ack", dispatch.id),
-            Some(json!({"generation": dispatch.generation})),
+            Some(encode(&AckRequest {
+                generation: dispatch.generation,
+            })?),
             None,
         )
         .await
@@ -402,6 +357,14 @@ enum Repeat {
 }
 
 /// reqwest's top-level message hides the cause ("error sending request").
+/// A request body as JSON, once, so every try sends the same bytes.
+fn encode<T: Serialize>(body: &T) -> Result<Value> {
+    serde_json::to_value(body).map_err(|e| ServiceError::Decode {
+        url: String::new(),
+        message: format!("the request body could not be written as JSON: {e}"),
+    })
+}
+
 fn describe_reqwest(e: &reqwest::Error) -> String {
     let mut message = e.to_string();
     let mut source = std::error::Error::source(e);

@@ -1,10 +1,13 @@
-//! The evidence envelope a failed attempt becomes, in the wire shape of
-//! docs/design.md (“The evidence envelope”). Pure: the attempt shell collects, this
+//! The evidence envelope a failed attempt becomes (`domain::evidence`,
+//! what the service reads; docs/adapters.md describes it). Pure: the attempt shell collects, this
 //! assembles. Items keep the order an adapter saw them in — effects first
 //! (they happened before the error), then the CLI's structured errors, the
 //! stream tails and the exit — because order is evidence too: the agent's
 //! final error outranks its earlier notices.
 
+use domain::evidence::{
+    AcpErrorItem, AcpStopItem, AcpUpdateItem, Evidence, HttpItem, Item, ProcessExitItem, StreamItem,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -75,36 +78,10 @@ impl EvidenceItem {
 }
 
 /// Kinds of effect the runner reports, by their ACP update names (what
-/// the service's effect gate counts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum EffectKind {
-    /// Assistant text.
-    AgentMessageChunk,
-    ToolCall,
-    ToolCallUpdate,
-}
-
-impl EffectKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
-
-/// Where in its life the attempt failed (docs/design.md, “Phases”).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// The agent could not be started.
-    Launch,
-    /// An ACP agent failed before it accepted the prompt.
-    SessionInit,
-    /// The prompt was delivered; nothing came back yet.
-    Prompt,
-    /// After output had started.
-    Stream,
-}
+/// the service's effect gate counts), and the phase an attempt failed in:
+/// the API's own types.
+pub use domain::api::EffectKind;
+pub use domain::evidence::Phase;
 
 /// The last lines of a stream, bounded in line count, bytes per line and
 /// bytes in all (an envelope must fit the service's body limit).
@@ -191,7 +168,7 @@ pub struct Record {
 
 /// The envelope, ready to post. `occurred_at` is left to the service, so
 /// timing hints are validated against the one clock that arms the timers.
-pub fn envelope(subject: &Subject<'_>, record: &Record) -> Value {
+pub fn envelope(subject: &Subject<'_>, record: &Record) -> Evidence {
     let mut items: Vec<EvidenceItem> = record.items.clone();
     if !record.stderr.is_empty() {
         items.push(EvidenceItem::Stderr {
@@ -214,24 +191,63 @@ pub fn envelope(subject: &Subject<'_>, record: &Record) -> Value {
         items.truncate(MAX_ITEMS / 2);
         items.extend(tail);
     }
-    let mut v = serde_json::json!({
-        "route_id": subject.route_id,
-        "generation": subject.generation,
-        "invocation_id": subject.invocation_id,
-        "prompt_generation": subject.prompt_generation,
-        "phase": record.phase,
-        "agent": subject.agent,
-        "items": items,
-    });
-    for (key, value) in [
-        ("provider_id", subject.provider_id),
-        ("model_id", subject.model_id),
-    ] {
-        if !value.is_empty() {
-            v[key] = Value::from(value);
+    let id = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    Evidence {
+        route_id: id(subject.route_id),
+        generation: u64::try_from(subject.generation).ok(),
+        invocation_id: id(subject.invocation_id),
+        prompt_generation: u64::try_from(subject.prompt_generation).ok(),
+        phase: Some(record.phase),
+        agent: id(subject.agent),
+        provider_id: id(subject.provider_id),
+        model_id: id(subject.model_id),
+        items: items.into_iter().map(Item::from).collect(),
+        ..Evidence::default()
+    }
+}
+
+impl From<EvidenceItem> for Item {
+    fn from(item: EvidenceItem) -> Item {
+        match item {
+            EvidenceItem::Http {
+                status,
+                headers,
+                body,
+                error,
+            } => Item::Http(HttpItem {
+                status,
+                headers,
+                body,
+                error,
+            }),
+            EvidenceItem::AcpError {
+                code,
+                message,
+                data,
+            } => Item::AcpError(AcpErrorItem {
+                code,
+                message,
+                data,
+            }),
+            EvidenceItem::AcpUpdate {
+                update,
+                text,
+                status,
+            } => Item::AcpUpdate(AcpUpdateItem {
+                update: update.to_string(),
+                text,
+                status,
+            }),
+            EvidenceItem::AcpStop { stop_reason } => Item::AcpStop(AcpStopItem {
+                stop_reason: Some(stop_reason),
+            }),
+            EvidenceItem::Stderr { lines } => Item::Stderr(StreamItem { lines }),
+            EvidenceItem::Stdout { lines } => Item::Stdout(StreamItem { lines }),
+            EvidenceItem::ProcessExit { exit_code, signal } => {
+                Item::ProcessExit(ProcessExitItem { exit_code, signal })
+            }
         }
     }
-    v
 }
 
 #[cfg(test)]
@@ -265,7 +281,7 @@ mod tests {
                 signal: None,
             }),
         };
-        let v = envelope(&subject(), &record);
+        let v = serde_json::to_value(envelope(&subject(), &record)).expect("writes");
         assert!(v.get("model_id").is_none(), "empty ids are left out");
         let ev = classify::Evidence::from_json_value(&v).expect("reads back");
         assert_eq!(ev.effect_count(), 1);
@@ -307,7 +323,7 @@ mod tests {
                 signal: Some("SIGKILL".into()),
             }),
         };
-        let v = envelope(&subject(), &record);
+        let v = serde_json::to_value(envelope(&subject(), &record)).expect("writes");
         let items = v["items"].as_array().expect("items");
         assert_eq!(items.len(), 64);
         assert_eq!(items[0]["lines"][0], "0");

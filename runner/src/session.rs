@@ -209,12 +209,7 @@ impl<L: Launcher> Session<'_, L> {
                     }
                     Progress::Effect(kind, session) => {
                         if let Err(e) = service
-                            .report_effect(
-                                &route_id,
-                                &invocation,
-                                kind.as_str(),
-                                session.as_deref(),
-                            )
+                            .report_effect(&route_id, &invocation, kind, session.as_deref())
                             .await
                         {
                             // The envelope carries the effect too; the gate

@@ -3,7 +3,7 @@
 //! failure answer (the words themselves are `domain::words`'). Pure: no I/O,
 //! no clock.
 
-use super::client::FailureReply;
+use domain::api::FailureAnswer;
 use domain::route::{RouteSnapshot, RouteState};
 use domain::words::{cause, decision_next, safe_cause};
 
@@ -34,7 +34,7 @@ pub fn step(route: &RouteSnapshot) -> Step {
 
 /// One line for a failure answer: the cause, the rule that decided, and
 /// where the route goes.
-pub fn decision_line(reply: &FailureReply) -> String {
+pub fn decision_line(reply: &FailureAnswer) -> String {
     let c = &reply.classification;
     let route = &reply.route;
     let cause = cause(route).unwrap_or_else(|| safe_cause(&c.code));

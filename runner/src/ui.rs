@@ -69,9 +69,10 @@ impl Ui {
 
     /// The envelope about to be reported (with `--show-evidence`): what the
     /// service will classify, one JSON line.
-    pub fn evidence(&self, envelope: &serde_json::Value) {
+    pub fn evidence(&self, envelope: &domain::evidence::Evidence) {
         if self.show_evidence && !self.quiet {
-            self.status(&format!("evidence: {envelope}"));
+            let json = serde_json::to_string(envelope).unwrap_or_default();
+            self.status(&format!("evidence: {json}"));
         }
     }
 

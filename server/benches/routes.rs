@@ -15,12 +15,12 @@
 //! default postgres://postgres@127.0.0.1:5432/test). `ROUTES_BENCH_PENDING`
 //! changes the 100,000.
 
+use domain::api::CreateRoute;
 use domain::route::{Caller, CallerKind};
 use server::bench::fixtures;
 use server::bench::stats::percentile;
 use server::clock::{Clock, SharedClock};
 use server::http::{AppState, Server, Setup};
-use server::routes::CreateRoute;
 use server::store::{self, DynStore};
 use sqlx::Connection;
 use std::sync::Arc;

@@ -16,7 +16,7 @@
 use crate::circuits::ChangeKind;
 use crate::store::{Commit, DynStore, StateCounts};
 use domain::circuit::CircuitStatus;
-use domain::route::{event_kind, DispatchState, RouteState};
+use domain::route::{DispatchState, EventKind, RouteState};
 use metrics::{counter, describe_counter, describe_histogram, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::fmt::Write;
@@ -136,7 +136,7 @@ pub fn committed(commit: &Commit) {
     if commit.ack_dispatch.is_some() {
         counter!(DISPATCHES_ACKNOWLEDGED).increment(1);
     }
-    if commit.event_kind == event_kind::AMBIGUOUS {
+    if commit.event_kind == EventKind::Ambiguous.as_str() {
         counter!(DISPATCHES_AMBIGUOUS).increment(1);
     }
     for w in &commit.circuits {

@@ -14,7 +14,7 @@ use leptos::prelude::*;
 /// The SSE event names the server emits (`RouteEvent::kind`). EventSource
 /// only delivers named events to listeners registered by name.
 /// The named events the stream sends (shared with the server).
-pub const EVENT_KINDS: [&str; 11] = domain::route::event_kind::ALL;
+pub const EVENT_KINDS: &[domain::route::EventKind] = domain::route::EventKind::ALL;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Connection {
@@ -252,7 +252,7 @@ mod stream {
             }),
         ));
 
-        for kind in EVENT_KINDS.iter().copied().chain(["message"]) {
+        for kind in EVENT_KINDS.iter().map(|k| k.as_str()).chain(["message"]) {
             let w = weak.clone();
             listeners.push((
                 kind,

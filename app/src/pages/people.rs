@@ -5,8 +5,9 @@
 use crate::api;
 use crate::components::seed::Seed;
 use crate::PageTitle;
+use domain::access::Permission;
 use domain::error::ApiError;
-use domain::people::{Person, PERMISSIONS};
+use domain::people::Person;
 use leptos::prelude::*;
 
 #[component]
@@ -23,7 +24,7 @@ pub fn PeoplePage() -> impl IntoView {
         </p>
         <Suspense fallback=|| view! { <p class="notice">"Loading people…"</p> }>
             {move || Suspend::new(async move {
-                let admin = viewer.await.is_ok_and(|v| v.may("admin"));
+                let admin = viewer.await.is_ok_and(|v| v.may(domain::access::Permission::Admin));
                 if !admin {
                     return view! {
                         <p class="notice problem" role="alert">"Managing people needs the admin permission."</p>
@@ -106,13 +107,14 @@ fn PersonCard(#[prop(into)] person: Seed<Person>) -> impl IntoView {
             </p>
             <fieldset>
                 <legend>"Permissions"</legend>
-                {PERMISSIONS.iter().map(|&name| {
-                    let checked = move || held.with(|h| h.iter().any(|p| p == name));
+                {Permission::ALL.iter().map(|&permission| {
+                    let name = permission.as_str();
+                    let checked = move || held.with(|h| h.contains(&permission));
                     let flip = move |_| held.update(|h| {
-                        if let Some(i) = h.iter().position(|p| p == name) {
+                        if let Some(i) = h.iter().position(|&p| p == permission) {
                             h.remove(i);
                         } else {
-                            h.push(name.to_string());
+                            h.push(permission);
                         }
                     });
                     view! {

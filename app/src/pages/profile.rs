@@ -34,7 +34,7 @@ pub fn ProfilePage() -> impl IntoView {
     view! {
         <Suspense fallback=|| view! { <p class="notice">"Loading the profile…"</p> }>
             {move || Suspend::new(async move {
-                let editable = viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES));
+                let editable = viewer.await.is_ok_and(|v| v.may(domain::access::Permission::ProfilesManage));
                 match profile.await {
                     Ok(p) => view! { <ProfileSettings initial=Some(p) editable/> }.into_any(),
                     Err(e) => view! { <LoadError error=e/> }.into_any(),
@@ -84,7 +84,7 @@ pub fn NewProfilePage() -> impl IntoView {
     view! {
         <Suspense fallback=|| view! { <p class="notice">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                if viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES)) {
+                if viewer.await.is_ok_and(|v| v.may(domain::access::Permission::ProfilesManage)) {
                     view! { <ProfileSettings initial=None editable=true/> }.into_any()
                 } else {
                     view! { <ReadOnlyNotice/> }.into_any()

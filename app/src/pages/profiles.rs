@@ -15,7 +15,7 @@ pub fn ProfilesPage() -> impl IntoView {
             <h1>"Dynamic profiles"</h1>
             <Suspense>
                 {move || Suspend::new(async move {
-                    viewer.await.is_ok_and(|v| v.may(crate::MANAGE_PROFILES)).then(|| view! {
+                    viewer.await.is_ok_and(|v| v.may(domain::access::Permission::ProfilesManage)).then(|| view! {
                         <a class="button primary" href="/profiles/new">"New profile"</a>
                     })
                 })}

@@ -62,7 +62,7 @@ pub fn RoutePage() -> impl IntoView {
         <Suspense fallback=|| view! { <p class="notice">"Loading the route…"</p> }>
             {move || Suspend::new(async move {
                 // Manual actions are offered only to who may take them.
-                let can_act = viewer.await.is_ok_and(|v| v.may("routes:act"));
+                let can_act = viewer.await.is_ok_and(|v| v.may(domain::access::Permission::RoutesAct));
                 match data.await {
                     Ok(d) => {
                         let title = route_title(&d.route);

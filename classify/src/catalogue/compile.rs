@@ -6,7 +6,7 @@
 //! section that refers to something broken still compiles with a stand-in,
 //! so one mistake does not hide the others.
 
-use super::compiled::{Catalogue, Code, Confidence, Rule, Scope};
+use super::compiled::{Catalogue, Code, Rule};
 use super::format::{CatalogueSpec, CodeSpec, RuleSpec, TierSpec};
 use super::problems::CatalogueError;
 use super::problems::{Location, Problems};
@@ -16,6 +16,7 @@ use crate::matcher::conditions::Conditions;
 use crate::matcher::{build_regex, Matcher, MatcherBuilder};
 use crate::provenance::{Provenance, ProvenanceSpec};
 use crate::timing::{self, TimingSource};
+use domain::classification::{Confidence, Scope};
 use domain::policy::ErrorClass;
 use regex::bytes::Regex;
 use std::collections::{BTreeMap, HashMap, HashSet};

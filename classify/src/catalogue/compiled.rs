@@ -8,55 +8,9 @@ use super::format::TierSpec;
 use crate::matcher::Matcher;
 use crate::provenance::Provenance;
 use crate::timing::TimingSource;
+use domain::classification::{Confidence, Scope};
 use domain::policy::ErrorClass;
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-
-/// How sure a rule is. Recovering codes need `medium` or `high`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Confidence {
-    Low,
-    Medium,
-    High,
-}
-
-impl Confidence {
-    pub(super) fn parse(s: &str) -> Option<Confidence> {
-        Some(match s {
-            "low" => Confidence::Low,
-            "medium" => Confidence::Medium,
-            "high" => Confidence::High,
-            _ => return None,
-        })
-    }
-}
-
-/// What a failure is about, when known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Scope {
-    Provider,
-    Account,
-    Model,
-    Profile,
-    Request,
-}
-
-impl Scope {
-    pub(super) fn parse(s: &str) -> Option<Scope> {
-        Some(match s {
-            "provider" => Scope::Provider,
-            "account" => Scope::Account,
-            "model" => Scope::Model,
-            "profile" => Scope::Profile,
-            "request" => Scope::Request,
-            _ => return None,
-        })
-    }
-}
 
 #[derive(Debug)]
 pub(crate) struct Code {

@@ -33,7 +33,8 @@ mod format;
 pub(crate) mod problems;
 pub(crate) mod verdict;
 
-pub use compiled::{Catalogue, Confidence, Scope};
+pub use compiled::Catalogue;
+pub use domain::classification::{Confidence, Scope};
 pub use format::{CatalogueSpec, CodeSpec, LongWaitSpec, RuleSpec, TierSpec};
 pub use problems::CatalogueError;
 

@@ -137,26 +137,37 @@ impl From<Rejection> for StopReason {
 open_wire_names!(StopReason);
 
 /// Where a failure report left the route (a decision's and an attempt's
-/// `outcome`). On the wire it is one short label —
-/// `action_required: <reason>`, `switching to <label>`,
-/// `<state> until <RFC 3339>`, `<state>`, or
-/// `unchanged: the route is at generation <n> (<state>)` — written and read
-/// only by [`fmt::Display`] and [`FromStr`] here.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `outcome`). On the wire an object tagged by `kind`:
+/// `{"kind": "stopped", "reason"}`, `{"kind": "switching", "to"}` (the
+/// candidate's label), `{"kind": "waiting", "state", "until"}`,
+/// `{"kind": "now", "state"}` (nothing pending) or
+/// `{"kind": "unchanged", "generation", "state"}` (the report was about an
+/// attempt the route had left). Stored attempt rows keep a short label
+/// instead ([`fmt::Display`] and [`FromStr`]), which nothing on the wire
+/// uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RouteOutcome {
     /// Stopped for a person.
-    Stopped(StopReason),
+    Stopped {
+        #[cfg_attr(feature = "openapi", schema(value_type = String, example = "unclassified"))]
+        reason: StopReason,
+    },
     /// Moving to another candidate (its label).
     Switching { to: String },
     /// Waiting in `state` for a deadline.
     Waiting {
         state: RouteState,
+        #[serde(deserialize_with = "crate::wire_time::rfc3339")]
         until: DateTime<Utc>,
     },
     /// Now in `state`, with nothing pending.
-    In(RouteState),
+    #[serde(rename = "now")]
+    In { state: RouteState },
     /// Nothing changed: the report was about an attempt the route left.
     Unchanged {
+        #[cfg_attr(feature = "openapi", schema(value_type = i64))]
         generation: Generation,
         state: RouteState,
     },
@@ -170,12 +181,12 @@ const UNTIL: &str = " until ";
 impl fmt::Display for RouteOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RouteOutcome::Stopped(reason) => write!(f, "{STOPPED}{reason}"),
+            RouteOutcome::Stopped { reason } => write!(f, "{STOPPED}{reason}"),
             RouteOutcome::Switching { to } => write!(f, "{SWITCHING}{to}"),
             RouteOutcome::Waiting { state, until } => {
                 write!(f, "{state}{UNTIL}{}", until.to_rfc3339())
             }
-            RouteOutcome::In(state) => write!(f, "{state}"),
+            RouteOutcome::In { state } => write!(f, "{state}"),
             RouteOutcome::Unchanged { generation, state } => {
                 write!(f, "{UNCHANGED}{generation} ({state})")
             }
@@ -195,7 +206,9 @@ impl FromStr for RouteOutcome {
     fn from_str(s: &str) -> Result<RouteOutcome, UnknownOutcome> {
         let unknown = || UnknownOutcome(s.to_string());
         if let Some(reason) = s.strip_prefix(STOPPED) {
-            return Ok(RouteOutcome::Stopped(StopReason::from(reason.to_string())));
+            return Ok(RouteOutcome::Stopped {
+                reason: StopReason::from(reason.to_string()),
+            });
         }
         if let Some(to) = s.strip_prefix(SWITCHING) {
             return Ok(RouteOutcome::Switching { to: to.to_string() });
@@ -218,28 +231,36 @@ impl FromStr for RouteOutcome {
                     .to_utc(),
             });
         }
-        s.parse().map(RouteOutcome::In).map_err(|_| unknown())
+        s.parse()
+            .map(|state| RouteOutcome::In { state })
+            .map_err(|_| unknown())
     }
 }
 
-impl Serialize for RouteOutcome {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for RouteOutcome {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RouteOutcome, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-/// In the browser: the label's text, read back by [`FromStr`].
+/// In the browser: by `kind`, field for field as serde reads it.
 #[cfg(any(test, feature = "reader"))]
 impl crate::wire_json::FromJson for RouteOutcome {
     fn from_json(v: &serde_json::Value) -> Result<RouteOutcome, crate::wire_json::Error> {
-        crate::wire_json::by_name(v)
+        let o = crate::wire_json::Fields::of(v)?;
+        let kind: String = o.get("kind")?;
+        Ok(match kind.as_str() {
+            "stopped" => RouteOutcome::Stopped {
+                reason: o.get("reason")?,
+            },
+            "switching" => RouteOutcome::Switching { to: o.get("to")? },
+            "waiting" => RouteOutcome::Waiting {
+                state: o.get("state")?,
+                until: o.get("until")?,
+            },
+            "now" => RouteOutcome::In {
+                state: o.get("state")?,
+            },
+            "unchanged" => RouteOutcome::Unchanged {
+                generation: o.get("generation")?,
+                state: o.get("state")?,
+            },
+            _ => return Err(crate::wire_json::Error),
+        })
     }
 }
 
@@ -285,13 +306,15 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn outcomes_round_trip_through_their_label() {
+    fn outcomes_round_trip_as_labels_and_on_the_wire() {
         let until = DateTime::parse_from_rfc3339("2026-11-30T12:00:05.250Z")
             .unwrap()
             .to_utc();
         let cases = [
             (
-                RouteOutcome::Stopped(StopReason::Unclassified),
+                RouteOutcome::Stopped {
+                    reason: StopReason::Unclassified,
+                },
                 "action_required: unclassified",
             ),
             (
@@ -307,7 +330,12 @@ pub(crate) mod tests {
                 },
                 "retry_wait until 2026-11-30T12:00:05.250+00:00",
             ),
-            (RouteOutcome::In(RouteState::Active), "active"),
+            (
+                RouteOutcome::In {
+                    state: RouteState::Active,
+                },
+                "active",
+            ),
             (
                 RouteOutcome::Unchanged {
                     generation: Generation(4),
@@ -319,9 +347,29 @@ pub(crate) mod tests {
         for (outcome, label) in cases {
             assert_eq!(outcome.to_string(), label);
             assert_eq!(label.parse::<RouteOutcome>(), Ok(outcome.clone()));
-            assert_eq!(serde_json::to_value(&outcome).unwrap(), label);
+            let wire = serde_json::to_value(&outcome).unwrap();
+            assert_eq!(
+                serde_json::from_value::<RouteOutcome>(wire.clone()).unwrap(),
+                outcome
+            );
+            assert_eq!(
+                crate::wire_json::read::<RouteOutcome>(&wire.to_string()).ok(),
+                Some(outcome.clone())
+            );
         }
         assert!("moved somewhere".parse::<RouteOutcome>().is_err());
-        assert!(serde_json::from_value::<RouteOutcome>("".into()).is_err());
+        assert!(serde_json::from_value::<RouteOutcome>("active".into()).is_err());
+        let waiting = RouteOutcome::Waiting {
+            state: RouteState::RetryWait,
+            until,
+        };
+        assert_eq!(
+            serde_json::to_value(&waiting).unwrap(),
+            serde_json::json!({
+                "kind": "waiting",
+                "state": "retry_wait",
+                "until": "2026-11-30T12:00:05.250Z",
+            })
+        );
     }
 }

@@ -192,15 +192,16 @@ pub struct Attempt {
     pub safe_excerpt: String,
     /// The provider's HTTP error status, when the evidence had one (≥ 400).
     pub http_status: Option<u16>,
-    /// The class policy in force when the decision was made.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    /// The class policy in force when the decision was made (`null` for
+    /// errors no policy governs). Kept as JSON here: the browser reads it
+    /// only to word it (`words::policy_of`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::policy::ClassPolicy>))]
     pub policy: serde_json::Value,
     pub decision: DecisionKind,
     pub retry_ordinal: u32,
     #[serde(default, deserialize_with = "crate::wire_time::rfc3339_opt")]
     pub deadline: Option<DateTime<Utc>>,
     /// Where the route went.
-    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "retry_wait until 2026-11-30T12:00:05+00:00"))]
     pub outcome: RouteOutcome,
     #[serde(deserialize_with = "crate::wire_time::rfc3339")]
     pub created_at: DateTime<Utc>,
@@ -208,7 +209,7 @@ pub struct Attempt {
     /// report's `classification`), as it was then; absent on attempts
     /// recorded before it was kept.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<crate::classification::Classification>))]
     pub classification: Option<serde_json::Value>,
     /// Why the decision was `effect_unsafe`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -424,40 +425,52 @@ mod read {
     }
 }
 
-/// Event kinds (the SSE `event:` field). Browsers only receive named events
-/// they listen for, so this list is the one both sides use.
-pub mod event_kind {
-    pub const CREATED: &str = "route.created";
-    pub const FAILURE: &str = "route.failure";
-    pub const FIRED: &str = "route.fired";
-    pub const ACTION: &str = "route.action";
-    pub const EFFECT: &str = "route.effect";
-    pub const SUCCESS: &str = "route.success";
-    pub const DISPATCH_ACKED: &str = "route.dispatch_acked";
-    pub const AMBIGUOUS: &str = "route.ambiguous";
-    /// A deadline came (or a circuit changed) while a shared circuit held
-    /// the candidate: the wait moved, the route stayed where it was.
-    pub const HELD: &str = "route.held";
-    /// Output or tool activity of an earlier attempt arrived after its
-    /// failure was recovered from: the successor withdrawn and the route
-    /// stopped, or (delivered already) recorded.
-    pub const LATE_EFFECT: &str = "route.late_effect";
-    /// A dispatch nobody claimed within the dispatch timeout: the route
-    /// stopped for a person.
-    pub const UNCLAIMED: &str = "route.unclaimed";
-    pub const ALL: [&str; 11] = [
-        CREATED,
-        FAILURE,
-        FIRED,
-        ACTION,
-        EFFECT,
-        SUCCESS,
-        DISPATCH_ACKED,
-        AMBIGUOUS,
-        HELD,
-        LATE_EFFECT,
-        UNCLAIMED,
-    ];
+wire_names! {
+    /// Event kinds (the SSE `event:` field). Browsers only receive named
+    /// events they listen for, so this list is the one both sides use.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub enum EventKind {
+        #[serde(rename = "route.created")]
+        #[strum(serialize = "route.created")]
+        Created,
+        #[serde(rename = "route.failure")]
+        #[strum(serialize = "route.failure")]
+        Failure,
+        #[serde(rename = "route.fired")]
+        #[strum(serialize = "route.fired")]
+        Fired,
+        #[serde(rename = "route.action")]
+        #[strum(serialize = "route.action")]
+        Action,
+        #[serde(rename = "route.effect")]
+        #[strum(serialize = "route.effect")]
+        Effect,
+        #[serde(rename = "route.success")]
+        #[strum(serialize = "route.success")]
+        Success,
+        #[serde(rename = "route.dispatch_acked")]
+        #[strum(serialize = "route.dispatch_acked")]
+        DispatchAcked,
+        #[serde(rename = "route.ambiguous")]
+        #[strum(serialize = "route.ambiguous")]
+        Ambiguous,
+        /// A deadline came (or a circuit changed) while a shared circuit
+        /// held the candidate: the wait moved, the route stayed where it was.
+        #[serde(rename = "route.held")]
+        #[strum(serialize = "route.held")]
+        Held,
+        /// Output or tool activity of an earlier attempt arrived after its
+        /// failure was recovered from: the successor withdrawn and the
+        /// route stopped, or (delivered already) recorded.
+        #[serde(rename = "route.late_effect")]
+        #[strum(serialize = "route.late_effect")]
+        LateEffect,
+        /// A dispatch nobody claimed within the dispatch timeout: the route
+        /// stopped for a person.
+        #[serde(rename = "route.unclaimed")]
+        #[strum(serialize = "route.unclaimed")]
+        Unclaimed,
+    }
 }
 
 /// A committed transition, as `GET /api/v1/events` streams it.
@@ -465,7 +478,6 @@ pub mod event_kind {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RouteEvent {
     pub id: i64,
-    /// `route.created`, `route.failure`, `route.fired`, `route.action`, …
-    pub kind: String,
+    pub kind: EventKind,
     pub route: RouteSnapshot,
 }

@@ -10,72 +10,12 @@
 //! - Office assignment (`office:assign`, opening routes as the `office`
 //!   caller) grants no routing-policy mutation.
 
-use std::fmt;
+pub use domain::access::Permission;
 
-/// One permission a token or a person holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Permission {
-    /// Create, edit and delete dynamic profiles (their policies).
-    ProfilesManage,
-    /// Open routes with a profile (any caller but `office`).
-    ProfilesSelect,
-    /// Manual route actions: retry now, skip, cancel, stop.
-    RoutesAct,
-    /// What adapters and the runner send: failures, effects, successes,
-    /// dispatch claims and acknowledgements.
-    EvidenceSubmit,
-    /// Open routes as the `office` caller.
-    OfficeAssign,
-    /// The unknown-evidence log (classifier internals).
-    CatalogueRead,
-    /// With `evidence:submit`: reports, claims and acknowledgements for
-    /// routes another caller opened (a supervisor's or an operator's
-    /// tool). Without it a caller acts on the routes it opened only.
-    RoutesAny,
-    /// Everything, including tokens and people.
-    Admin,
-}
-
-impl Permission {
-    pub const ALL: [Permission; 8] = [
-        Permission::ProfilesManage,
-        Permission::ProfilesSelect,
-        Permission::RoutesAct,
-        Permission::EvidenceSubmit,
-        Permission::OfficeAssign,
-        Permission::CatalogueRead,
-        Permission::RoutesAny,
-        Permission::Admin,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Permission::ProfilesManage => "profiles:manage",
-            Permission::ProfilesSelect => "profiles:select",
-            Permission::RoutesAct => "routes:act",
-            Permission::EvidenceSubmit => "evidence:submit",
-            Permission::OfficeAssign => "office:assign",
-            Permission::CatalogueRead => "catalogue:read",
-            Permission::RoutesAny => "routes:any",
-            Permission::Admin => "admin",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Permission> {
-        Permission::ALL.into_iter().find(|p| p.as_str() == s)
-    }
-
-    /// Eight permissions fill the `u8` of [`Permissions`]; a ninth needs a
-    /// wider set.
-    fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-}
-
-impl fmt::Display for Permission {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// A permission's bit in [`Permissions`]: eight permissions fill its `u8`;
+/// a ninth needs a wider set.
+fn bit(p: Permission) -> u8 {
+    1 << (p as u8)
 }
 
 /// A set of permissions. `admin` implies every other one.
@@ -92,7 +32,7 @@ impl Permissions {
     }
 
     pub fn of(list: &[Permission]) -> Permissions {
-        Permissions(list.iter().fold(0, |bits, p| bits | p.bit()))
+        Permissions(list.iter().fold(0, |bits, p| bits | bit(*p)))
     }
 
     /// This set and `other`'s permissions.
@@ -107,14 +47,14 @@ impl Permissions {
 
     /// Whether this set grants `p` (directly or through `admin`).
     pub fn grants(self, p: Permission) -> bool {
-        self.0 & (p.bit() | Permission::Admin.bit()) != 0
+        self.0 & (bit(p) | bit(Permission::Admin)) != 0
     }
 
     /// The permissions held, in [`Permission::ALL`] order.
     pub fn list(self) -> Vec<Permission> {
         Permission::ALL
             .into_iter()
-            .filter(|p| self.0 & p.bit() != 0)
+            .filter(|p| self.0 & bit(*p) != 0)
             .collect()
     }
 
@@ -127,7 +67,7 @@ impl Permissions {
         let mut unknown = Vec::new();
         for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             match Permission::parse(name) {
-                Some(p) => set.0 |= p.bit(),
+                Some(p) => set.0 |= bit(p),
                 None => unknown.push(name.to_string()),
             }
         }

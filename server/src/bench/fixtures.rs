@@ -4,8 +4,8 @@
 //! routes created in bulk through the service.
 
 use crate::http::AppState;
-use crate::routes::CreateRoute;
 use classify::fixtures;
+use domain::api::CreateRoute;
 use domain::ids::ProfileId;
 use domain::route::{Caller, CallerKind, RouteSnapshot};
 use serde_json::json;

@@ -22,9 +22,10 @@ use utoipa::OpenApi;
         ProfileWrite, CandidateWrite, domain::error::ApiError,
         domain::route::RouteSnapshot, domain::route::Attempt, domain::route::Dispatch, domain::route::RouteEvent,
         domain::route::Pending, domain::route::LastFailure, domain::route::CandidateRef, domain::route::Caller,
-        crate::routes::CreateRoute, crate::routes::InvocationReport, crate::routes::EffectReport,
-        crate::routes::ActionRequest, crate::routes::ClaimRequest, crate::routes::DecisionView,
-        crate::routes::FailureAnswer,
+        domain::api::CreateRoute, domain::api::InvocationReport, domain::api::EffectReport,
+        domain::api::ActionRequest, domain::api::ClaimRequest, domain::api::DecisionView,
+        domain::api::FailureAnswer, domain::api::ClaimAnswer, domain::api::AckRequest,
+        domain::evidence::Evidence, domain::classification::Classification,
         domain::circuit::CircuitList, domain::circuit::CircuitView, domain::circuit::CircuitHold,
         domain::circuit::CircuitScope, domain::circuit::CircuitStatus, domain::error::Viewer
     )),

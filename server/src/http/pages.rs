@@ -64,8 +64,8 @@ impl Backend for PageBackend {
     async fn list_people(&self) -> Result<Vec<domain::people::Person>, ApiError> {
         // The renderer reads the store directly: the page's viewer must be
         // an administrator, as for `GET /api/v1/people`.
-        let admin =
-            leptos::prelude::use_context::<domain::error::Viewer>().is_some_and(|v| v.may("admin"));
+        let admin = leptos::prelude::use_context::<domain::error::Viewer>()
+            .is_some_and(|v| v.may(domain::access::Permission::Admin));
         if !admin {
             return Err(to_api(HttpError::Forbidden(
                 "Managing people needs the admin permission.".into(),

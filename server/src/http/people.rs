@@ -19,11 +19,7 @@ fn person_of(p: PersonRow) -> Person {
     Person {
         id: p.user.id,
         name: p.user.name,
-        permissions: Permissions::from_stored(&p.user.permissions)
-            .list()
-            .into_iter()
-            .map(|p| p.as_str().to_string())
-            .collect(),
+        permissions: Permissions::from_stored(&p.user.permissions).list(),
         disabled: p.disabled_at_ms.is_some(),
         sessions: p.sessions,
     }
@@ -96,7 +92,9 @@ pub async fn remove(State(s): State<AppState>, Path(id): Path<String>) -> HttpRe
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetPermissions {
-    /// Every permission the person has from now on.
+    /// Every permission the person has from now on. Read as names, so an
+    /// unknown one is answered with a field error that lists the known.
+    #[schema(value_type = Vec<domain::access::Permission>)]
     pub permissions: Vec<String>,
 }
 

@@ -9,10 +9,7 @@ use crate::auth::rules::{may_open_route, may_report_on};
 use crate::auth::{Permission, Principal};
 use crate::routes::feed;
 use crate::routes::idempotency::{self, Creation, IdempotencyKey, RouteKey};
-use crate::routes::{
-    ActionRequest, ClaimRequest, CreateRoute, EffectReport, FailureAnswer, InvocationReport,
-    RouteError,
-};
+use crate::routes::RouteError;
 use crate::store::{EventRow, RouteFilter};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
@@ -20,10 +17,14 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
+use domain::api::{
+    AckRequest, ActionRequest, ClaimAnswer, ClaimRequest, CreateRoute, EffectReport, FailureAnswer,
+    InvocationReport,
+};
 use domain::error::{ApiError, ErrorCode};
-use domain::ids::{Generation, RouteId};
+use domain::ids::RouteId;
 use domain::policy::{FieldError, FieldErrorCode};
-use domain::route::{Attempt, Dispatch, RouteSnapshot};
+use domain::route::{Attempt, RouteSnapshot};
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 use std::time::Duration;
@@ -210,7 +211,7 @@ pub async fn attempts(
 /// caller to resume that session instead of sending the prompt again.
 #[utoipa::path(post, path = "/routes/{id}/failures", tag = "routes", operation_id = "report_failure",
     params(("id" = String, Path, description = "The route's id")),
-    request_body(content = Object, description = "An evidence envelope: route identity (generation, invocation_id, prompt_generation), phase (launch | session_init | prompt permit automatic recovery; stream, teardown or none stop for a person), agent, provider_id, model_id, occurred_at, resumable, items"),
+    request_body(content = domain::evidence::Evidence, description = "An evidence envelope: route identity (generation, invocation_id, prompt_generation), phase (launch | session_init | prompt permit automatic recovery; stream, teardown or none stop for a person), agent, provider_id, model_id, occurred_at, resumable, items"),
     responses((status = 200, description = "The classification, the decision and the route; a stale report \
                 changes nothing (`decision.kind` `stale`)", body = FailureAnswer),
               (status = 400, description = "The body is not JSON, or not an evidence envelope", body = ApiError),
@@ -313,11 +314,6 @@ async fn own_route(s: &AppState, caller: &Principal, id: &RouteId) -> HttpResult
     own(caller, opener.as_deref(), "route")
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ClaimAnswer {
-    pub dispatches: Vec<Dispatch>,
-}
-
 /// Claim due dispatches with a lease; waits up to `wait_seconds` when none is due.
 #[utoipa::path(post, path = "/dispatches/claim", tag = "dispatches", operation_id = "claim_dispatches", request_body = ClaimRequest,
     responses((status = 200, description = "The dispatches claimed (none when nothing fell due in `wait_seconds`)",
@@ -333,13 +329,6 @@ pub async fn claim(
     Ok(Json(ClaimAnswer {
         dispatches: s.routes.claim_opened_by(req, opened_by).await?,
     }))
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AckRequest {
-    #[schema(value_type = i64)]
-    pub generation: Generation,
 }
 
 /// Acknowledge that a claimed dispatch's prompt was delivered.

@@ -21,12 +21,7 @@ use serde::Deserialize;
 pub fn viewer_of(p: &Principal) -> Viewer {
     Viewer {
         name: p.name.clone(),
-        permissions: p
-            .permissions
-            .list()
-            .into_iter()
-            .map(|p| p.as_str().to_string())
-            .collect(),
+        permissions: p.permissions.list(),
         session: matches!(p.via, Via::Session { .. }),
     }
 }

@@ -4,10 +4,10 @@
 use super::error::{Result, RouteError};
 use super::machine;
 use super::plan;
-use super::wire::ActionRequest;
 use super::Routes;
+use domain::api::ActionRequest;
 use domain::ids::RouteId;
-use domain::route::{event_kind, Action, RouteSnapshot, RouteState};
+use domain::route::{Action, EventKind, RouteSnapshot, RouteState};
 
 impl Routes {
     /// Retry now, skip now, cancel or stop, fenced by the expected generation.
@@ -46,7 +46,7 @@ impl Routes {
             now,
         )?;
         commit.circuits = circuits.writes(route.id.as_str());
-        self.apply_fenced(&route, next, commit, event_kind::ACTION)
+        self.apply_fenced(&route, next, commit, EventKind::Action)
             .await
     }
 }

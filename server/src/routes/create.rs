@@ -8,13 +8,13 @@ use super::idempotency::{self, Creation, RouteKey};
 use super::model::Route;
 use super::plan;
 use super::service::{Change, CIRCUIT_ATTEMPTS};
-use super::wire::CreateRoute;
 use super::Routes;
 use crate::circuits::CircuitKey;
 use crate::store::{Commit, RouteKeyRow, StoreError};
+use domain::api::CreateRoute;
 use domain::ids::RouteId;
 use domain::policy::{ErrorClass, FieldError};
-use domain::route::{event_kind, RouteSnapshot, RouteState};
+use domain::route::{EventKind, RouteSnapshot, RouteState};
 
 impl Routes {
     /// Opens a route on a usable profile, at its first candidate.
@@ -142,7 +142,7 @@ impl Routes {
                 from: None,
                 commit,
             };
-            match (self.apply(change, event_kind::CREATED).await, &keyed) {
+            match (self.apply(change, EventKind::Created).await, &keyed) {
                 (Err(RouteError::Store(StoreError::StaleCircuit { .. })), _) => continue,
                 // Answers come after their batch commits, so the route
                 // that took the key is there to be read.

@@ -8,13 +8,13 @@
 use super::error::{Result, RouteError};
 use super::machine::{self, Trigger};
 use super::model::{dispatch_state, dispatch_to_wire, Route};
-use super::wire::{ClaimRequest, MAX_CLAIM_WAIT_SECONDS, MAX_LEASE_SECONDS};
 use super::Routes;
 use crate::store::{ClaimFilter, Commit, DispatchRow};
+use domain::api::{ClaimRequest, MAX_CLAIM_WAIT_SECONDS, MAX_LEASE_SECONDS};
 use domain::ids::{Generation, RouteId};
 use domain::policy::FieldError;
 use domain::route::{
-    event_kind, Dispatch, DispatchReason, DispatchState, RouteSnapshot, StopReason,
+    Dispatch, DispatchReason, DispatchState, EventKind, RouteSnapshot, StopReason,
 };
 
 /// The most dispatches one claim hands out.
@@ -141,7 +141,7 @@ impl Routes {
             ack_dispatch: Some((d.id.clone(), self.now().timestamp_millis())),
             ..Commit::default()
         };
-        self.apply_fenced(&route, next, commit, event_kind::DISPATCH_ACKED)
+        self.apply_fenced(&route, next, commit, EventKind::DispatchAcked)
             .await
     }
 
@@ -185,12 +185,12 @@ impl Routes {
             DispatchStop::Ambiguous => (
                 Trigger::AmbiguousDispatch,
                 StopReason::AmbiguousDispatch,
-                event_kind::AMBIGUOUS,
+                EventKind::Ambiguous,
             ),
             DispatchStop::Unclaimed => (
                 Trigger::DispatchNotClaimed,
                 StopReason::DispatchNotClaimed,
-                event_kind::UNCLAIMED,
+                EventKind::Unclaimed,
             ),
         };
         let mut stopped = 0;

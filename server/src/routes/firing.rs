@@ -11,7 +11,7 @@ use crate::circuits::CircuitKey;
 use crate::store::{ScheduleRow, StoreError};
 use chrono::{DateTime, Utc};
 use domain::ids::{Generation, RouteId};
-use domain::route::{event_kind, PendingKind};
+use domain::route::{EventKind, PendingKind};
 use futures::StreamExt;
 
 /// Due schedules claimed at a time: small, so one server never hoards what
@@ -141,7 +141,7 @@ impl Routes {
                         from: Some(route.state),
                         commit,
                     },
-                    event_kind::HELD,
+                    EventKind::Held,
                 )
                 .await
             {

@@ -11,7 +11,7 @@
 //! the caller's own: the same key from another token or person is another
 //! key, and never answers with someone else's route.
 
-use super::wire::CreateRoute;
+use domain::api::CreateRoute;
 use domain::policy::{FieldError, FieldErrorCode};
 use serde_json::json;
 

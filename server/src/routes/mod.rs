@@ -16,7 +16,6 @@
 //!   and stopping routes whose dispatch lease ran out unacknowledged.
 //! - [`model`]: the typed route and its conversions to and from the stored
 //!   rows and the wire types (corrupt rows are errors, never defaults).
-//! - [`wire`]: request and answer bodies of the route API.
 //! - [`idempotency`]: `Idempotency-Key` on route creation: one route per
 //!   key and caller, so a client may repeat a creation whose answer it lost.
 //! - [`error`]: [`RouteError`], what the service answers instead of a route.
@@ -37,14 +36,9 @@ pub mod plan;
 pub mod reports;
 pub mod service;
 pub mod signals;
-pub mod wire;
 
 pub use domain::route::machine;
 pub use error::{Result, RouteError};
 pub use idempotency::{Creation, IdempotencyKey, RouteKey};
 pub use service::Routes;
 pub use signals::Signals;
-pub use wire::{
-    ActionRequest, ClaimRequest, CreateRoute, DecisionView, EffectReport, FailureAnswer,
-    InvocationReport, MAX_CLAIM_WAIT_SECONDS, MAX_LEASE_SECONDS,
-};

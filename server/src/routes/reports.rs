@@ -8,16 +8,16 @@ use super::machine::{self, Outcome, Trigger};
 use super::model::Route;
 use super::plan::{self, FailureFacts};
 use super::service::{Change, CIRCUIT_ATTEMPTS};
-use super::wire::{EffectReport, FailureAnswer, InvocationReport};
 use super::Routes;
 use crate::circuits::CircuitKey;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{Commit, DecisionRows, StoreError};
 use chrono::{DateTime, Utc};
 use classify::{classify_at, Classification, Evidence};
+use domain::api::{EffectReport, FailureAnswer, InvocationReport};
 use domain::ids::{Generation, RouteId};
 use domain::policy::{FieldError, FieldErrorCode};
-use domain::route::{event_kind, DispatchState, RouteSnapshot, RouteState};
+use domain::route::{DispatchState, EventKind, RouteSnapshot, RouteState};
 
 impl Routes {
     /// Classifies a failure, runs the gate and the policy, and commits the
@@ -150,7 +150,7 @@ impl Routes {
             .map(|c| c.after.key)
             .collect();
         let change = Change::after(&route, plan.route, commit);
-        match self.apply(change, event_kind::FAILURE).await {
+        match self.apply(change, EventKind::Failure).await {
             Ok(snapshot) => {
                 metrics::counter!(crate::meters::DECISIONS, "decision" => plan.decision.kind.as_str())
                     .increment(1);
@@ -179,7 +179,7 @@ impl Routes {
     /// (`effect_after_failure`); once it was delivered, the route records
     /// that the work may have run twice (an attempt row and an event).
     pub async fn report_effect(&self, id: &RouteId, report: EffectReport) -> Result<RouteSnapshot> {
-        if report.kind.trim().is_empty() || report.kind.len() > 64 {
+        if report.kind.as_str().trim().is_empty() || report.kind.as_str().len() > 64 {
             return Err(RouteError::Invalid(vec![FieldError::out_of_range(
                 "kind", "length", 1, 64,
             )]));
@@ -207,12 +207,12 @@ impl Routes {
                 match plan::effect(&route, &report, failed.as_ref(), outstanding, self.now()) {
                     plan::EffectPlan::Nothing => return Ok(route.snapshot(self.now())),
                     plan::EffectPlan::Counted(next) => {
-                        (*next, Commit::default(), event_kind::EFFECT)
+                        (*next, Commit::default(), EventKind::Effect)
                     }
                     plan::EffectPlan::Late {
                         route: next,
                         commit,
-                    } => (*next, *commit, event_kind::LATE_EFFECT),
+                    } => (*next, *commit, EventKind::LateEffect),
                 };
             match self.apply(Change::after(&route, next, commit), kind).await {
                 Err(RouteError::Store(StoreError::StaleGeneration { .. })) => continue,
@@ -285,7 +285,7 @@ impl Routes {
                 .unwrap_or_default();
             commit.circuits = circuits.writes(route.id.as_str());
             match self
-                .apply_fenced(&route, next, commit, event_kind::SUCCESS)
+                .apply_fenced(&route, next, commit, EventKind::Success)
                 .await
             {
                 Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,

@@ -28,7 +28,7 @@ use chrono::{DateTime, Utc};
 use classify::Catalogue;
 use domain::ids::{Generation, RouteId};
 use domain::profile::Profile;
-use domain::route::{Attempt, RouteSnapshot, RouteState};
+use domain::route::{Attempt, EventKind, RouteSnapshot, RouteState};
 use std::sync::Arc;
 
 /// How often a change is planned again when a shared circuit moved under
@@ -231,7 +231,7 @@ impl Routes {
 
     /// Commits a change and, only then, wakes timers, dispatch waiters and
     /// event listeners.
-    pub(super) async fn apply(&self, mut change: Change, kind: &str) -> Result<RouteSnapshot> {
+    pub(super) async fn apply(&self, mut change: Change, kind: EventKind) -> Result<RouteSnapshot> {
         let now = self.now();
         change.route.updated_at = now;
         let snapshot = change.route.snapshot(now);
@@ -315,7 +315,7 @@ impl Routes {
         from: &Route,
         route: Route,
         commit: Commit,
-        kind: &str,
+        kind: EventKind,
     ) -> Result<RouteSnapshot> {
         let id = route.id.clone();
         match self.apply(Change::after(from, route, commit), kind).await {

@@ -47,6 +47,7 @@ mod reference;
 mod steps;
 
 use crate::support::{services, Engine, TestDb};
+use domain::api::{ActionRequest, ClaimRequest, CreateRoute, EffectReport, InvocationReport};
 use domain::ids::{Generation, RouteId};
 use domain::route::{Action, Caller, CallerKind, RouteSnapshot};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -54,9 +55,7 @@ use reference::{Act, Cand, Class, ErrClass, Failure, Model, Phase, Pol, Refused,
 use serde_json::{json, Value};
 use server::clock::{Clock, SharedClock};
 use server::http::AppState;
-use server::routes::{
-    ActionRequest, ClaimRequest, CreateRoute, EffectReport, InvocationReport, RouteError,
-};
+use server::routes::RouteError;
 use server::store::CircuitRow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};

@@ -5,11 +5,11 @@
 //! they all proceed, none twice".
 
 use crate::support::{policy, services, start_time, usage_limit_in, Engine, TestDb, TestServer};
+use domain::api::{ClaimRequest, CreateRoute, InvocationReport};
 use domain::route::{Caller, CallerKind, Dispatch, RouteSnapshot, RouteState};
 use serde_json::json;
 use server::clock::Clock;
 use server::http::AppState;
-use server::routes::{ClaimRequest, CreateRoute, InvocationReport};
 use std::collections::BTreeMap;
 
 const ROUTES: usize = 200;

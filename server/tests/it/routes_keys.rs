@@ -7,10 +7,11 @@
 //! a second route.
 
 use crate::support::{client_with, policy, services, start_time, Api, Engine, TestDb, TestServer};
+use domain::api::CreateRoute;
 use domain::route::{Caller, CallerKind};
 use serde_json::{json, Value};
 use server::clock::Clock;
-use server::routes::{CreateRoute, Creation, IdempotencyKey, RouteKey};
+use server::routes::{Creation, IdempotencyKey, RouteKey};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

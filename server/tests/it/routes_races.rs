@@ -2,11 +2,11 @@
 //! route at once (1,000 rounds per engine), and writes that fail.
 
 use crate::support::{overloaded, policy, services, start_time, Engine, TestDb};
+use domain::api::{ActionRequest, CreateRoute, EffectReport};
 use domain::route::{Action, StopReason};
 use domain::route::{Caller, CallerKind, RouteState};
 use serde_json::json;
 use server::clock::Clock;
-use server::routes::{ActionRequest, CreateRoute, EffectReport};
 
 const ROUNDS: usize = 1_000;
 

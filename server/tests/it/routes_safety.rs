@@ -159,7 +159,10 @@ async fn a_late_effect_voids_its_successor(engine: Engine) {
     assert_eq!(kept["generation"], delivered["generation"]);
     let history = api.attempts(&id).await;
     assert_eq!(history[0]["decision"], "late_effect");
-    assert_eq!(history[0]["outcome"], "retrying");
+    assert_eq!(
+        history[0]["outcome"],
+        json!({"kind": "now", "state": "retrying"})
+    );
     // The retry's own reports still count.
     let answer = api.fail(&kept, overloaded()).await;
     assert_eq!(answer["decision"]["kind"], "retry");

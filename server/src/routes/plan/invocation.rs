@@ -5,9 +5,9 @@
 use super::view::outcome_of;
 use crate::routes::machine::{self, Trigger};
 use crate::routes::model::{AttemptDetail, Route};
-use crate::routes::wire::EffectReport;
 use crate::store::{AttemptRow, Commit};
 use chrono::{DateTime, Utc};
+use domain::api::EffectReport;
 use domain::route::{DecisionKind, RouteState, StopReason};
 
 /// What an effect report does.
@@ -91,7 +91,7 @@ pub fn effect(
         created_at: now.timestamp_millis(),
         classification: None,
         detail: AttemptDetail {
-            late_effect: Some(report.kind.clone()),
+            late_effect: Some(report.kind.to_string()),
             ..AttemptDetail::default()
         }
         .to_column(),

@@ -60,17 +60,17 @@ mod tests {
     use crate::circuits::{self, CircuitSet, Hold};
     use crate::recovery::GateVerdict;
     use crate::routes::model::Route;
-    use crate::routes::wire::EffectReport;
     use crate::store::{AttemptRow, ScheduleRow};
     use chrono::{DateTime, Duration, Utc};
     use classify::{Classification, Confidence};
+    use domain::api::EffectReport;
     use domain::ids::Generation;
     use domain::policy::{
         CandidatePolicy, ClassPolicy, ErrorClass, OnExhausted, RetryPolicy, WaitForReset,
     };
     use domain::profile::{Candidate, Profile};
     use domain::route::{
-        event_kind, Action, Caller, CallerKind, DecisionKind, PendingKind, RouteState, StopReason,
+        Action, Caller, CallerKind, DecisionKind, EventKind, PendingKind, RouteState, StopReason,
     };
 
     fn t(s: &str) -> DateTime<Utc> {
@@ -895,7 +895,7 @@ mod tests {
         };
         // Still open (another route opened it and extended nothing): held.
         let held = fire(&mut circuits.clone(), &waiter, 30);
-        assert_eq!(held.event, event_kind::HELD);
+        assert_eq!(held.event, EventKind::Held);
         assert_eq!(held.route.state, RouteState::RetryWait);
         assert_eq!(held.route.generation, waiter.generation + 1);
         assert_eq!(held.route.pending.as_ref().unwrap().deadline, at(60));
@@ -906,7 +906,7 @@ mod tests {
         // Expired: this route's retry is the probe.
         let mut after = circuits.clone();
         let probe = fire(&mut after, &waiter, 60);
-        assert_eq!(probe.event, event_kind::FIRED);
+        assert_eq!(probe.event, EventKind::Fired);
         assert_eq!(probe.route.state, RouteState::Retrying);
         assert!(probe.commit.dispatch.is_some());
         let taken = after.changes();

@@ -3,7 +3,7 @@
 
 use crate::recovery::Decision;
 use crate::routes::model::Route;
-use crate::routes::wire::DecisionView;
+use domain::api::DecisionView;
 use domain::route::{RouteOutcome, RouteState};
 
 /// A decision as the API answers it (its outcome set by the caller, once
@@ -17,7 +17,9 @@ pub(super) fn decision_view(d: &Decision) -> DecisionView {
         delay_seconds: None,
         deadline: None,
         // Set once the route's next state is known.
-        outcome: RouteOutcome::In(RouteState::Active),
+        outcome: RouteOutcome::In {
+            state: RouteState::Active,
+        },
         unsafe_reason: None,
         held_by: None,
     };
@@ -43,7 +45,9 @@ pub(super) fn decision_view(d: &Decision) -> DecisionView {
 /// Where the route went.
 pub(super) fn outcome_of(route: &Route) -> RouteOutcome {
     match (route.state, &route.reason, &route.pending) {
-        (RouteState::ActionRequired, Some(reason), _) => RouteOutcome::Stopped(reason.clone()),
+        (RouteState::ActionRequired, Some(reason), _) => RouteOutcome::Stopped {
+            reason: reason.clone(),
+        },
         (RouteState::Switching, _, _) => RouteOutcome::Switching {
             to: route.candidate.label.clone(),
         },
@@ -51,6 +55,6 @@ pub(super) fn outcome_of(route: &Route) -> RouteOutcome {
             state,
             until: p.deadline,
         },
-        (state, _, _) => RouteOutcome::In(state),
+        (state, _, _) => RouteOutcome::In { state },
     }
 }

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use domain::circuit::CircuitHold;
 use domain::policy::ClassPolicy;
 use domain::profile::Candidate;
-use domain::route::{event_kind, DispatchReason, Pending, PendingKind, RouteState, ScheduleState};
+use domain::route::{DispatchReason, EventKind, Pending, PendingKind, RouteState, ScheduleState};
 
 /// What a due schedule does.
 #[derive(Debug, Clone)]
@@ -18,7 +18,7 @@ pub struct DeadlinePlan {
     pub route: Route,
     pub commit: Commit,
     /// `route.fired` (dispatched) or `route.held` (the wait moved).
-    pub event: &'static str,
+    pub event: EventKind,
 }
 
 /// A due schedule of `kind` for the route's current generation, whose
@@ -45,7 +45,7 @@ pub fn deadline(
         return DeadlinePlan {
             route,
             commit,
-            event: event_kind::HELD,
+            event: EventKind::Held,
         };
     }
     let mut next_route = route.clone();
@@ -66,7 +66,7 @@ pub fn deadline(
     DeadlinePlan {
         route: next_route,
         commit,
-        event: event_kind::FIRED,
+        event: EventKind::Fired,
     }
 }
 

@@ -19,7 +19,7 @@
 mod envelope;
 mod lenient;
 
-pub(crate) use lenient::cut;
+pub use lenient::cut;
 
 use chrono::{DateTime, Utc};
 use envelope::InputLine;
@@ -47,7 +47,7 @@ pub const MAX_DATA_ENTRIES: usize = 64;
 /// Lifecycle phase the failure happened in. Only `launch`,
 /// `session_init` and `prompt` place a failure before any result, so only
 /// they permit automatic recovery (the effect-safety gate,
-/// `crate::recovery::gate`).
+/// the server's `recovery::gate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -79,23 +79,37 @@ impl Phase {
 
 /// A provider-supported resumable-retry guarantee (the effect-safety gate reads it).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Resumable {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<u64>,
 }
 
 /// One failure report. Route identity fields are optional for classification.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Evidence {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub invocation_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_generation: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<Phase>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub occurred_at: Option<DateTime<Utc>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resumable: Option<Resumable>,
     pub items: Vec<Item>,
     /// Something was cut while reading (an item, line or string over its bound).
@@ -106,6 +120,7 @@ pub struct Evidence {
 /// One observation, in the order the adapter saw it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Item {
     Http(HttpItem),
     AcpError(AcpErrorItem),
@@ -120,54 +135,73 @@ pub enum Item {
 
 /// An HTTP response, or a request that got none (`status: null` plus `error`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HttpItem {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     /// Lower-cased header names.
     pub headers: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// An ACP JSON-RPC error frame.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AcpErrorItem {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// A string or an object, bounded in depth and breadth.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 
 /// An ACP session update (`agent_message_chunk`, `tool_call`, `tool_call_update`, …).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AcpUpdateItem {
     pub update: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
 }
 
 /// An ACP prompt stop reason.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AcpStopItem {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
 }
 
 /// Lines of a managed process stream.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StreamItem {
     pub lines: Vec<String>,
 }
 
 /// How the agent process ended.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProcessExitItem {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
     /// Upper-case signal name (`SIGKILL`); numeric signals are named.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
 }
 
 /// An item of a kind this version does not read.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OtherItem {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub original_kind: Option<String>,
 }
 

@@ -35,7 +35,7 @@ pub(super) use read_as_absent;
 // Bounded string helpers
 
 /// Cuts `s` to at most `max` bytes on a character boundary.
-pub(crate) fn cut(s: &str, max: usize) -> (&str, bool) {
+pub fn cut(s: &str, max: usize) -> (&str, bool) {
     if s.len() <= max {
         return (s, false);
     }
