@@ -65,9 +65,9 @@ from kandev_recovery_client.models import (
     CreateRoute,
     DecisionKind,
     EffectReport,
+    Evidence,
     InvocationReport,
     ProfileWrite,
-    ReportFailureBody,
     RetryPolicy,
     RouteSnapshot,
     RouteState,
@@ -281,7 +281,7 @@ def main() -> None:
 
         # 3b. A failure: report the evidence envelope. `phase` is what makes
         #     automatic recovery possible (launch, session_init or prompt).
-        envelope = ReportFailureBody.from_dict(
+        envelope = Evidence.from_dict(
             {
                 **invocation,
                 "phase": run["phase"],
@@ -296,7 +296,7 @@ def main() -> None:
         route = answer.route
         delay = f" in {decision.delay_seconds} s" if isinstance(decision.delay_seconds, int) else ""
         log(
-            f"classified {answer.classification['code']} ({decision.class_ or 'no class'}); "
+            f"classified {answer.classification.code} ({decision.class_ or 'no class'}); "
             f"decision {decision.kind.value}{delay}; the route is {route.state.value}"
         )
         # 4. Do what the decision says, and nothing else.

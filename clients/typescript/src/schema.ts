@@ -592,6 +592,10 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description `POST /dispatches/{id}/ack` body: the generation of the dispatch whose
+         *     prompt was delivered.
+         */
         AckRequest: {
             /** Format: int64 */
             generation: number;
@@ -632,12 +636,7 @@ export interface components {
             catalogue_version: string;
             /** @example transient */
             class: string;
-            /**
-             * @description The whole classification the decision was made from (the failure
-             *     report's `classification`), as it was then; absent on attempts
-             *     recorded before it was kept.
-             */
-            classification?: Record<string, unknown> | null;
+            classification?: null | components["schemas"]["Classification"];
             classifier_rule: string;
             code: string;
             /** Format: date-time */
@@ -658,13 +657,9 @@ export interface components {
             invocation_id: string;
             /** @description For a `late_effect` row: the kind of the effect that arrived late. */
             late_effect?: string | null;
-            /**
-             * @description Where the route went.
-             * @example retry_wait until 2026-11-30T12:00:05+00:00
-             */
-            outcome: string;
-            /** @description The class policy in force when the decision was made. */
-            policy: Record<string, unknown>;
+            /** @description Where the route went. */
+            outcome: components["schemas"]["RouteOutcome"];
+            policy?: null | components["schemas"]["ClassPolicy"];
             /** Format: int32 */
             retry_ordinal: number;
             safe_excerpt: string;
@@ -811,6 +806,10 @@ export interface components {
              */
             until?: string | null;
         };
+        /**
+         * @description `POST /dispatches/claim` answer: the dispatches claimed (none when
+         *     nothing fell due within `wait_seconds`).
+         */
         ClaimAnswer: {
             dispatches: components["schemas"]["Dispatch"][];
         };
@@ -830,6 +829,41 @@ export interface components {
             retry: components["schemas"]["RetryPolicy"];
             wait_for_reset: components["schemas"]["WaitForReset"];
         };
+        /** @description The classifier's answer, as the API answers it and every attempt records it. */
+        Classification: {
+            catalogue_version: string;
+            /**
+             * @description `transient`, `hard`, `not_provider` or `unclassified`.
+             * @example transient
+             */
+            class: string;
+            /** @description Stable id of the rule that decided (`fallback.*` when none did). */
+            classifier_rule: string;
+            /** @description Stable semantic cause, e.g. `provider_overloaded`. */
+            code: string;
+            confidence: components["schemas"]["Confidence"];
+            model_id?: string | null;
+            /**
+             * Format: date-time
+             * @description The reference time: the envelope's, or the classifier's clock.
+             */
+            occurred_at: string;
+            phase?: null | components["schemas"]["Phase"];
+            provider_id?: string | null;
+            /**
+             * Format: date-time
+             * @description `occurred_at + retry_after_seconds`, RFC 3339 UTC.
+             */
+            reset_at?: string | null;
+            /**
+             * Format: double
+             * @description Validated wait from `occurred_at`, in seconds (millisecond precision).
+             */
+            retry_after_seconds?: number | null;
+            /** @description At most 240 characters, secrets and identities redacted. */
+            safe_excerpt: string;
+            scope?: null | components["schemas"]["Scope"];
+        };
         ClockAnswer: {
             /** @description Schedules that fired because of this advance. */
             fired: number;
@@ -845,6 +879,11 @@ export interface components {
             example: string;
             scope?: null | components["schemas"]["Scope"];
         };
+        /**
+         * @description How sure a rule is. Recovering codes need `medium` or `high`.
+         * @enum {string}
+         */
+        Confidence: "low" | "medium" | "high";
         /**
          * @description A stored profile whose legacy policy could not be normalised. It is
          *     shown so a person can repair it, and it authorises no work until then.
@@ -876,11 +915,8 @@ export interface components {
             kind: components["schemas"]["DecisionKind"];
             /** Format: int32 */
             max_retries?: number | null;
-            /**
-             * @description Where the route went: its state, or why nothing changed.
-             * @example retry_wait until 2026-11-30T12:00:05+00:00
-             */
-            outcome: string;
+            /** @description Where the route went: its state, or why nothing changed. */
+            outcome: components["schemas"]["RouteOutcome"];
             /** Format: int32 */
             retry_ordinal?: number | null;
             unsafe_reason?: null | components["schemas"]["UnsafeReason"];
@@ -910,15 +946,43 @@ export interface components {
             /** Format: int64 */
             generation: number;
             invocation_id: string;
-            /** @description `agent_message_chunk`, `tool_call`, `tool_call_update`, `partial_result`, … */
+            /**
+             * @description What the agent did (`agent_message_chunk`, `tool_call`,
+             *     `tool_call_update`, `partial_result`; another name counts as an
+             *     effect too).
+             * @example tool_call
+             */
             kind: string;
             /** Format: int64 */
             prompt_generation: number;
             /** @description The provider-native session, for resumable retries. */
             provider_session_id?: string | null;
         };
+        /**
+         * @description Event kinds (the SSE `event:` field). Browsers only receive named
+         *     events they listen for, so this list is the one both sides use.
+         * @enum {string}
+         */
+        EventKind: "route.created" | "route.failure" | "route.fired" | "route.action" | "route.effect" | "route.success" | "route.dispatch_acked" | "route.ambiguous" | "route.held" | "route.late_effect" | "route.unclaimed";
+        /** @description One failure report. Route identity fields are optional for classification. */
+        Evidence: {
+            agent?: string | null;
+            /** Format: int64 */
+            generation?: number | null;
+            invocation_id?: string | null;
+            items: components["schemas"]["Item"][];
+            model_id?: string | null;
+            /** Format: date-time */
+            occurred_at?: string | null;
+            phase?: null | components["schemas"]["Phase"];
+            /** Format: int64 */
+            prompt_generation?: number | null;
+            provider_id?: string | null;
+            resumable?: null | components["schemas"]["Resumable"];
+            route_id?: string | null;
+        };
         FailureAnswer: {
-            classification: Record<string, unknown>;
+            classification: components["schemas"]["Classification"];
             decision: components["schemas"]["DecisionView"];
             route: components["schemas"]["RouteSnapshot"];
         };
@@ -938,6 +1002,13 @@ export interface components {
             /** Format: int64 */
             min?: number | null;
         };
+        /**
+         * @description An HTTP item's headers, by name (a named schema, so generators make
+         *     one type of it).
+         */
+        HttpHeaders: {
+            [key: string]: string;
+        };
         /** @description Identity of the invocation a report is about. */
         InvocationReport: {
             /** Format: int64 */
@@ -945,6 +1016,52 @@ export interface components {
             invocation_id: string;
             /** Format: int64 */
             prompt_generation: number;
+        };
+        /**
+         * @description An [`Item`] as the OpenAPI document shows it: each kind one flat object
+         *     tagged by `kind` (client generators read these better than the
+         *     `allOf` a tuple variant gives). Kinds it does not list are still read,
+         *     and ignored, like any item this version does not know.
+         */
+        Item: {
+            body?: string | null;
+            error?: string | null;
+            headers?: components["schemas"]["HttpHeaders"];
+            /** @enum {string} */
+            kind: "http";
+            /** Format: int32 */
+            status?: number | null;
+        } | {
+            /** Format: int64 */
+            code?: number | null;
+            data?: unknown;
+            /** @enum {string} */
+            kind: "acp_error";
+            message?: string | null;
+        } | {
+            /** @enum {string} */
+            kind: "acp_update";
+            status?: string | null;
+            text?: string | null;
+            update: string;
+        } | {
+            /** @enum {string} */
+            kind: "acp_stop";
+            stop_reason?: string | null;
+        } | {
+            /** @enum {string} */
+            kind: "stderr";
+            lines: string[];
+        } | {
+            /** @enum {string} */
+            kind: "stdout";
+            lines: string[];
+        } | {
+            /** Format: int64 */
+            exit_code?: number | null;
+            /** @enum {string} */
+            kind: "process_exit";
+            signal?: string | null;
         };
         LastFailure: {
             /** @example transient */
@@ -991,6 +1108,11 @@ export interface components {
          */
         PendingKind: "retry" | "reset_wait" | "switch";
         /**
+         * @description One permission a token or a person holds.
+         * @enum {string}
+         */
+        Permission: "profiles:manage" | "profiles:select" | "routes:act" | "evidence:submit" | "office:assign" | "catalogue:read" | "routes:any" | "admin";
+        /**
          * @description One person: who, what they may do, whether they may sign in, and how
          *     many sessions they have open.
          */
@@ -999,14 +1121,21 @@ export interface components {
             disabled: boolean;
             id: string;
             name: string;
-            /** @description Permission names, e.g. `profiles:manage`. */
-            permissions: string[];
+            permissions: components["schemas"]["Permission"][];
             /**
              * Format: int64
              * @description Sessions that have not expired.
              */
             sessions: number;
         };
+        /**
+         * @description Lifecycle phase the failure happened in. Only `launch`,
+         *     `session_init` and `prompt` place a failure before any result, so only
+         *     they permit automatic recovery (the effect-safety gate,
+         *     the server's `recovery::gate`).
+         * @enum {string}
+         */
+        Phase: "launch" | "session_init" | "prompt" | "stream" | "teardown";
         /** @description A dynamic profile as the API returns it. */
         Profile: {
             candidates: components["schemas"]["Candidate"][];
@@ -1032,6 +1161,12 @@ export interface components {
             name: string;
             /** Format: int64 */
             revision?: number | null;
+        };
+        /** @description A provider-supported resumable-retry guarantee (the effect-safety gate reads it). */
+        Resumable: {
+            /** Format: int64 */
+            generation?: number | null;
+            provider_session_id?: string | null;
         };
         /**
          * @description Where a resumed attempt continues: the provider-native session and the
@@ -1063,9 +1198,45 @@ export interface components {
         RouteEvent: {
             /** Format: int64 */
             id: number;
-            /** @description `route.created`, `route.failure`, `route.fired`, `route.action`, … */
-            kind: string;
+            kind: components["schemas"]["EventKind"];
             route: components["schemas"]["RouteSnapshot"];
+        };
+        /**
+         * @description Where a failure report left the route (a decision's and an attempt's
+         *     `outcome`). On the wire an object tagged by `kind`:
+         *     `{"kind": "stopped", "reason"}`, `{"kind": "switching", "to"}` (the
+         *     candidate's label), `{"kind": "waiting", "state", "until"}`,
+         *     `{"kind": "now", "state"}` (nothing pending) or
+         *     `{"kind": "unchanged", "generation", "state"}` (the report was about an
+         *     attempt the route had left). Stored attempt rows keep a short label
+         *     instead ([`fmt::Display`] and [`FromStr`]), which nothing on the wire
+         *     uses.
+         */
+        RouteOutcome: {
+            /** @enum {string} */
+            kind: "stopped";
+            /** @example unclassified */
+            reason: string;
+        } | {
+            /** @enum {string} */
+            kind: "switching";
+            to: string;
+        } | {
+            /** @enum {string} */
+            kind: "waiting";
+            state: components["schemas"]["RouteState"];
+            /** Format: date-time */
+            until: string;
+        } | {
+            /** @enum {string} */
+            kind: "now";
+            state: components["schemas"]["RouteState"];
+        } | {
+            /** Format: int64 */
+            generation: number;
+            /** @enum {string} */
+            kind: "unchanged";
+            state: components["schemas"]["RouteState"];
         };
         /** @description The authoritative state of a route, as every route endpoint answers it. */
         RouteSnapshot: {
@@ -1118,8 +1289,11 @@ export interface components {
          */
         Scope: "provider" | "account" | "model" | "profile" | "request";
         SetPermissions: {
-            /** @description Every permission the person has from now on. */
-            permissions: string[];
+            /**
+             * @description Every permission the person has from now on. Read as names, so an
+             *     unknown one is answered with a field error that lists the known.
+             */
+            permissions: components["schemas"]["Permission"][];
         };
         SignInForm: {
             /** @description The one-time code of a sign-in link. */
@@ -1171,8 +1345,7 @@ export interface components {
         Viewer: {
             /** @description The person's (or token's) name. */
             name: string;
-            /** @description Permission names: `profiles:manage`, `routes:act`, …, `admin`. */
-            permissions: string[];
+            permissions: components["schemas"]["Permission"][];
             /** @description Signed in in this browser (so there is a session to sign out of). */
             session: boolean;
         };
@@ -2924,7 +3097,7 @@ export interface operations {
         /** @description An evidence envelope: route identity (generation, invocation_id, prompt_generation), phase (launch | session_init | prompt permit automatic recovery; stream, teardown or none stop for a person), agent, provider_id, model_id, occurred_at, resumable, items */
         requestBody: {
             content: {
-                "application/json": Record<string, unknown>;
+                "application/json": components["schemas"]["Evidence"];
             };
         };
         responses: {

@@ -111,6 +111,7 @@ pub struct Evidence {
     pub occurred_at: Option<DateTime<Utc>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resumable: Option<Resumable>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<ItemSchema>))]
     pub items: Vec<Item>,
     /// Something was cut while reading (an item, line or string over its bound).
     #[serde(skip)]
@@ -120,7 +121,6 @@ pub struct Evidence {
 /// One observation, in the order the adapter saw it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Item {
     Http(HttpItem),
     AcpError(AcpErrorItem),
@@ -133,9 +133,60 @@ pub enum Item {
     Other(OtherItem),
 }
 
+/// An HTTP item's headers, by name (a named schema, so generators make
+/// one type of it).
+#[cfg(feature = "openapi")]
+#[derive(Serialize, Default, utoipa::ToSchema)]
+#[allow(dead_code)]
+struct HttpHeaders(BTreeMap<String, String>);
+
+/// An [`Item`] as the OpenAPI document shows it: each kind one flat object
+/// tagged by `kind` (client generators read these better than the
+/// `allOf` a tuple variant gives). Kinds it does not list are still read,
+/// and ignored, like any item this version does not know.
+#[cfg(feature = "openapi")]
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[schema(as = Item)]
+#[allow(dead_code)]
+enum ItemSchema {
+    /// An HTTP response, or a request that got none (`status: null` plus
+    /// `error`). Header names are read case-insensitively.
+    Http {
+        status: Option<u16>,
+        #[serde(default)]
+        headers: HttpHeaders,
+        body: Option<String>,
+        error: Option<String>,
+    },
+    /// An ACP JSON-RPC error frame; `data` a string or an object.
+    AcpError {
+        code: Option<i64>,
+        message: Option<String>,
+        data: Option<Value>,
+    },
+    /// An ACP session update (`agent_message_chunk`, `tool_call`,
+    /// `tool_call_update`, …): the agent produced output or touched tools.
+    AcpUpdate {
+        update: String,
+        text: Option<String>,
+        status: Option<String>,
+    },
+    /// An ACP prompt stop reason.
+    AcpStop { stop_reason: Option<String> },
+    /// The last lines of the agent's stderr.
+    Stderr { lines: Vec<String> },
+    /// The last lines of the agent's stdout.
+    Stdout { lines: Vec<String> },
+    /// How the agent process ended (`signal`: `SIGKILL`, …).
+    ProcessExit {
+        exit_code: Option<i64>,
+        signal: Option<String>,
+    },
+}
+
 /// An HTTP response, or a request that got none (`status: null` plus `error`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HttpItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
@@ -149,7 +200,6 @@ pub struct HttpItem {
 
 /// An ACP JSON-RPC error frame.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AcpErrorItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<i64>,
@@ -162,7 +212,6 @@ pub struct AcpErrorItem {
 
 /// An ACP session update (`agent_message_chunk`, `tool_call`, `tool_call_update`, …).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AcpUpdateItem {
     pub update: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,7 +222,6 @@ pub struct AcpUpdateItem {
 
 /// An ACP prompt stop reason.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AcpStopItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
@@ -181,14 +229,12 @@ pub struct AcpStopItem {
 
 /// Lines of a managed process stream.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StreamItem {
     pub lines: Vec<String>,
 }
 
 /// How the agent process ended.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProcessExitItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
@@ -199,7 +245,6 @@ pub struct ProcessExitItem {
 
 /// An item of a kind this version does not read.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OtherItem {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_kind: Option<String>,

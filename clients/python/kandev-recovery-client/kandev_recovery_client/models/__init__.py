@@ -6,8 +6,6 @@ from .action_request import ActionRequest
 from .advance_clock import AdvanceClock
 from .api_error import ApiError
 from .attempt import Attempt
-from .attempt_classification_type_0 import AttemptClassificationType0
-from .attempt_policy import AttemptPolicy
 from .caller import Caller
 from .caller_kind import CallerKind
 from .candidate import Candidate
@@ -24,8 +22,10 @@ from .circuit_view import CircuitView
 from .claim_answer import ClaimAnswer
 from .claim_request import ClaimRequest
 from .class_policy import ClassPolicy
+from .classification import Classification
 from .clock_answer import ClockAnswer
 from .code_summary import CodeSummary
+from .confidence import Confidence
 from .configuration_error import ConfigurationError
 from .create_route import CreateRoute
 from .decision_kind import DecisionKind
@@ -33,21 +33,49 @@ from .decision_view import DecisionView
 from .dispatch import Dispatch
 from .dispatch_reason import DispatchReason
 from .effect_report import EffectReport
+from .event_kind import EventKind
+from .evidence import Evidence
 from .failure_answer import FailureAnswer
-from .failure_answer_classification import FailureAnswerClassification
 from .field_error import FieldError
 from .get_openapi_document_response_200 import GetOpenapiDocumentResponse200
+from .http_headers import HttpHeaders
 from .invocation_report import InvocationReport
+from .item_type_0 import ItemType0
+from .item_type_0_kind import ItemType0Kind
+from .item_type_1 import ItemType1
+from .item_type_1_kind import ItemType1Kind
+from .item_type_2 import ItemType2
+from .item_type_2_kind import ItemType2Kind
+from .item_type_3 import ItemType3
+from .item_type_3_kind import ItemType3Kind
+from .item_type_4 import ItemType4
+from .item_type_4_kind import ItemType4Kind
+from .item_type_5 import ItemType5
+from .item_type_5_kind import ItemType5Kind
+from .item_type_6 import ItemType6
+from .item_type_6_kind import ItemType6Kind
 from .last_failure import LastFailure
 from .pending import Pending
 from .pending_kind import PendingKind
+from .permission import Permission
 from .person import Person
+from .phase import Phase
 from .profile import Profile
 from .profile_write import ProfileWrite
-from .report_failure_body import ReportFailureBody
+from .resumable import Resumable
 from .resume import Resume
 from .retry_policy import RetryPolicy
 from .route_event import RouteEvent
+from .route_outcome_type_0 import RouteOutcomeType0
+from .route_outcome_type_0_kind import RouteOutcomeType0Kind
+from .route_outcome_type_1 import RouteOutcomeType1
+from .route_outcome_type_1_kind import RouteOutcomeType1Kind
+from .route_outcome_type_2 import RouteOutcomeType2
+from .route_outcome_type_2_kind import RouteOutcomeType2Kind
+from .route_outcome_type_3 import RouteOutcomeType3
+from .route_outcome_type_3_kind import RouteOutcomeType3Kind
+from .route_outcome_type_4 import RouteOutcomeType4
+from .route_outcome_type_4_kind import RouteOutcomeType4Kind
 from .route_snapshot import RouteSnapshot
 from .route_state import RouteState
 from .schedule_preview import SchedulePreview
@@ -69,8 +97,6 @@ __all__ = (
     "AdvanceClock",
     "ApiError",
     "Attempt",
-    "AttemptClassificationType0",
-    "AttemptPolicy",
     "Caller",
     "CallerKind",
     "Candidate",
@@ -86,9 +112,11 @@ __all__ = (
     "CircuitView",
     "ClaimAnswer",
     "ClaimRequest",
+    "Classification",
     "ClassPolicy",
     "ClockAnswer",
     "CodeSummary",
+    "Confidence",
     "ConfigurationError",
     "CreateRoute",
     "DecisionKind",
@@ -96,21 +124,49 @@ __all__ = (
     "Dispatch",
     "DispatchReason",
     "EffectReport",
+    "EventKind",
+    "Evidence",
     "FailureAnswer",
-    "FailureAnswerClassification",
     "FieldError",
     "GetOpenapiDocumentResponse200",
+    "HttpHeaders",
     "InvocationReport",
+    "ItemType0",
+    "ItemType0Kind",
+    "ItemType1",
+    "ItemType1Kind",
+    "ItemType2",
+    "ItemType2Kind",
+    "ItemType3",
+    "ItemType3Kind",
+    "ItemType4",
+    "ItemType4Kind",
+    "ItemType5",
+    "ItemType5Kind",
+    "ItemType6",
+    "ItemType6Kind",
     "LastFailure",
     "Pending",
     "PendingKind",
+    "Permission",
     "Person",
+    "Phase",
     "Profile",
     "ProfileWrite",
-    "ReportFailureBody",
+    "Resumable",
     "Resume",
     "RetryPolicy",
     "RouteEvent",
+    "RouteOutcomeType0",
+    "RouteOutcomeType0Kind",
+    "RouteOutcomeType1",
+    "RouteOutcomeType1Kind",
+    "RouteOutcomeType2",
+    "RouteOutcomeType2Kind",
+    "RouteOutcomeType3",
+    "RouteOutcomeType3Kind",
+    "RouteOutcomeType4",
+    "RouteOutcomeType4Kind",
     "RouteSnapshot",
     "RouteState",
     "SchedulePreview",

@@ -10,9 +10,11 @@ T = TypeVar("T", bound="AckRequest")
 
 @_attrs_define
 class AckRequest:
-    """
-    Attributes:
-        generation (int):
+    """`POST /dispatches/{id}/ack` body: the generation of the dispatch whose
+    prompt was delivered.
+
+        Attributes:
+            generation (int):
     """
 
     generation: int

@@ -12,10 +12,15 @@ from ..models.unsafe_reason import UnsafeReason
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
-    from ..models.attempt_classification_type_0 import AttemptClassificationType0
-    from ..models.attempt_policy import AttemptPolicy
     from ..models.candidate_ref import CandidateRef
     from ..models.circuit_hold import CircuitHold
+    from ..models.class_policy import ClassPolicy
+    from ..models.classification import Classification
+    from ..models.route_outcome_type_0 import RouteOutcomeType0
+    from ..models.route_outcome_type_1 import RouteOutcomeType1
+    from ..models.route_outcome_type_2 import RouteOutcomeType2
+    from ..models.route_outcome_type_3 import RouteOutcomeType3
+    from ..models.route_outcome_type_4 import RouteOutcomeType4
 
 
 T = TypeVar("T", bound="Attempt")
@@ -37,19 +42,25 @@ class Attempt:
             `decision`): the four policy outcomes or a rejection.
         generation (int):
         invocation_id (str):
-        outcome (str): Where the route went. Example: retry_wait until 2026-11-30T12:00:05+00:00.
-        policy (AttemptPolicy): The class policy in force when the decision was made.
+        outcome (RouteOutcomeType0 | RouteOutcomeType1 | RouteOutcomeType2 | RouteOutcomeType3 | RouteOutcomeType4):
+            Where a failure report left the route (a decision's and an attempt's
+            `outcome`). On the wire an object tagged by `kind`:
+            `{"kind": "stopped", "reason"}`, `{"kind": "switching", "to"}` (the
+            candidate's label), `{"kind": "waiting", "state", "until"}`,
+            `{"kind": "now", "state"}` (nothing pending) or
+            `{"kind": "unchanged", "generation", "state"}` (the report was about an
+            attempt the route had left). Stored attempt rows keep a short label
+            instead ([`fmt::Display`] and [`FromStr`]), which nothing on the wire
+            uses.
         retry_ordinal (int):
         safe_excerpt (str):
         seq (int):
-        classification (AttemptClassificationType0 | None | Unset): The whole classification the decision was made from
-            (the failure
-            report's `classification`), as it was then; absent on attempts
-            recorded before it was kept.
+        classification (Classification | None | Unset):
         deadline (datetime.datetime | None | Unset):
         held_by (CircuitHold | None | Unset):
         http_status (int | None | Unset): The provider's HTTP error status, when the evidence had one (≥ 400).
         late_effect (None | str | Unset): For a `late_effect` row: the kind of the effect that arrived late.
+        policy (ClassPolicy | None | Unset):
         unsafe_reason (None | UnsafeReason | Unset):
     """
 
@@ -63,22 +74,27 @@ class Attempt:
     decision: DecisionKind
     generation: int
     invocation_id: str
-    outcome: str
-    policy: AttemptPolicy
+    outcome: RouteOutcomeType0 | RouteOutcomeType1 | RouteOutcomeType2 | RouteOutcomeType3 | RouteOutcomeType4
     retry_ordinal: int
     safe_excerpt: str
     seq: int
-    classification: AttemptClassificationType0 | None | Unset = UNSET
+    classification: Classification | None | Unset = UNSET
     deadline: datetime.datetime | None | Unset = UNSET
     held_by: CircuitHold | None | Unset = UNSET
     http_status: int | None | Unset = UNSET
     late_effect: None | str | Unset = UNSET
+    policy: ClassPolicy | None | Unset = UNSET
     unsafe_reason: None | UnsafeReason | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.attempt_classification_type_0 import AttemptClassificationType0  # noqa: PLC0415
         from ..models.circuit_hold import CircuitHold  # noqa: PLC0415
+        from ..models.class_policy import ClassPolicy  # noqa: PLC0415
+        from ..models.classification import Classification  # noqa: PLC0415
+        from ..models.route_outcome_type_0 import RouteOutcomeType0  # noqa: PLC0415
+        from ..models.route_outcome_type_1 import RouteOutcomeType1  # noqa: PLC0415
+        from ..models.route_outcome_type_2 import RouteOutcomeType2  # noqa: PLC0415
+        from ..models.route_outcome_type_3 import RouteOutcomeType3  # noqa: PLC0415
 
         candidate = self.candidate.to_dict()
 
@@ -100,9 +116,17 @@ class Attempt:
 
         invocation_id = self.invocation_id
 
-        outcome = self.outcome
-
-        policy = self.policy.to_dict()
+        outcome: dict[str, Any]
+        if isinstance(self.outcome, RouteOutcomeType0):
+            outcome = self.outcome.to_dict()
+        elif isinstance(self.outcome, RouteOutcomeType1):
+            outcome = self.outcome.to_dict()
+        elif isinstance(self.outcome, RouteOutcomeType2):
+            outcome = self.outcome.to_dict()
+        elif isinstance(self.outcome, RouteOutcomeType3):
+            outcome = self.outcome.to_dict()
+        else:
+            outcome = self.outcome.to_dict()
 
         retry_ordinal = self.retry_ordinal
 
@@ -113,7 +137,7 @@ class Attempt:
         classification: dict[str, Any] | None | Unset
         if isinstance(self.classification, Unset):
             classification = UNSET
-        elif isinstance(self.classification, AttemptClassificationType0):
+        elif isinstance(self.classification, Classification):
             classification = self.classification.to_dict()
         else:
             classification = self.classification
@@ -146,6 +170,14 @@ class Attempt:
         else:
             late_effect = self.late_effect
 
+        policy: dict[str, Any] | None | Unset
+        if isinstance(self.policy, Unset):
+            policy = UNSET
+        elif isinstance(self.policy, ClassPolicy):
+            policy = self.policy.to_dict()
+        else:
+            policy = self.policy
+
         unsafe_reason: None | str | Unset
         if isinstance(self.unsafe_reason, Unset):
             unsafe_reason = UNSET
@@ -169,7 +201,6 @@ class Attempt:
                 "generation": generation,
                 "invocation_id": invocation_id,
                 "outcome": outcome,
-                "policy": policy,
                 "retry_ordinal": retry_ordinal,
                 "safe_excerpt": safe_excerpt,
                 "seq": seq,
@@ -185,6 +216,8 @@ class Attempt:
             field_dict["http_status"] = http_status
         if late_effect is not UNSET:
             field_dict["late_effect"] = late_effect
+        if policy is not UNSET:
+            field_dict["policy"] = policy
         if unsafe_reason is not UNSET:
             field_dict["unsafe_reason"] = unsafe_reason
 
@@ -192,10 +225,15 @@ class Attempt:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.attempt_classification_type_0 import AttemptClassificationType0  # noqa: PLC0415
-        from ..models.attempt_policy import AttemptPolicy  # noqa: PLC0415
         from ..models.candidate_ref import CandidateRef  # noqa: PLC0415
         from ..models.circuit_hold import CircuitHold  # noqa: PLC0415
+        from ..models.class_policy import ClassPolicy  # noqa: PLC0415
+        from ..models.classification import Classification  # noqa: PLC0415
+        from ..models.route_outcome_type_0 import RouteOutcomeType0  # noqa: PLC0415
+        from ..models.route_outcome_type_1 import RouteOutcomeType1  # noqa: PLC0415
+        from ..models.route_outcome_type_2 import RouteOutcomeType2  # noqa: PLC0415
+        from ..models.route_outcome_type_3 import RouteOutcomeType3  # noqa: PLC0415
+        from ..models.route_outcome_type_4 import RouteOutcomeType4  # noqa: PLC0415
 
         d = dict(src_dict)
         candidate = CandidateRef.from_dict(d.pop("candidate"))
@@ -218,9 +256,48 @@ class Attempt:
 
         invocation_id = d.pop("invocation_id")
 
-        outcome = d.pop("outcome")
+        def _parse_outcome(
+            data: object,
+        ) -> RouteOutcomeType0 | RouteOutcomeType1 | RouteOutcomeType2 | RouteOutcomeType3 | RouteOutcomeType4:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_0 = RouteOutcomeType0.from_dict(data)
 
-        policy = AttemptPolicy.from_dict(d.pop("policy"))
+                return componentsschemas_route_outcome_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_1 = RouteOutcomeType1.from_dict(data)
+
+                return componentsschemas_route_outcome_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_2 = RouteOutcomeType2.from_dict(data)
+
+                return componentsschemas_route_outcome_type_2
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_3 = RouteOutcomeType3.from_dict(data)
+
+                return componentsschemas_route_outcome_type_3
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            componentsschemas_route_outcome_type_4 = RouteOutcomeType4.from_dict(data)
+
+            return componentsschemas_route_outcome_type_4
+
+        outcome = _parse_outcome(d.pop("outcome"))
 
         retry_ordinal = d.pop("retry_ordinal")
 
@@ -228,7 +305,7 @@ class Attempt:
 
         seq = d.pop("seq")
 
-        def _parse_classification(data: object) -> AttemptClassificationType0 | None | Unset:
+        def _parse_classification(data: object) -> Classification | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -236,12 +313,12 @@ class Attempt:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                classification_type_0 = AttemptClassificationType0.from_dict(data)
+                classification_type_1 = Classification.from_dict(data)
 
-                return classification_type_0
+                return classification_type_1
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(AttemptClassificationType0 | None | Unset, data)
+            return cast(Classification | None | Unset, data)
 
         classification = _parse_classification(d.pop("classification", UNSET))
 
@@ -297,6 +374,23 @@ class Attempt:
 
         late_effect = _parse_late_effect(d.pop("late_effect", UNSET))
 
+        def _parse_policy(data: object) -> ClassPolicy | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                policy_type_1 = ClassPolicy.from_dict(data)
+
+                return policy_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ClassPolicy | None | Unset, data)
+
+        policy = _parse_policy(d.pop("policy", UNSET))
+
         def _parse_unsafe_reason(data: object) -> None | UnsafeReason | Unset:
             if data is None:
                 return data
@@ -326,7 +420,6 @@ class Attempt:
             generation=generation,
             invocation_id=invocation_id,
             outcome=outcome,
-            policy=policy,
             retry_ordinal=retry_ordinal,
             safe_excerpt=safe_excerpt,
             seq=seq,
@@ -335,6 +428,7 @@ class Attempt:
             held_by=held_by,
             http_status=http_status,
             late_effect=late_effect,
+            policy=policy,
             unsafe_reason=unsafe_reason,
         )
 

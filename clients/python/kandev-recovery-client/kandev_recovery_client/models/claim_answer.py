@@ -15,9 +15,11 @@ T = TypeVar("T", bound="ClaimAnswer")
 
 @_attrs_define
 class ClaimAnswer:
-    """
-    Attributes:
-        dispatches (list[Dispatch]):
+    """`POST /dispatches/claim` answer: the dispatches claimed (none when
+    nothing fell due within `wait_seconds`).
+
+        Attributes:
+            dispatches (list[Dispatch]):
     """
 
     dispatches: list[Dispatch]

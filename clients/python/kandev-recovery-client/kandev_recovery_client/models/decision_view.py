@@ -13,6 +13,11 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.circuit_hold import CircuitHold
+    from ..models.route_outcome_type_0 import RouteOutcomeType0
+    from ..models.route_outcome_type_1 import RouteOutcomeType1
+    from ..models.route_outcome_type_2 import RouteOutcomeType2
+    from ..models.route_outcome_type_3 import RouteOutcomeType3
+    from ..models.route_outcome_type_4 import RouteOutcomeType4
 
 
 T = TypeVar("T", bound="DecisionView")
@@ -25,8 +30,16 @@ class DecisionView:
     Attributes:
         kind (DecisionKind): A decision as the API names it (`decision.kind`, an attempt's
             `decision`): the four policy outcomes or a rejection.
-        outcome (str): Where the route went: its state, or why nothing changed. Example: retry_wait until
-            2026-11-30T12:00:05+00:00.
+        outcome (RouteOutcomeType0 | RouteOutcomeType1 | RouteOutcomeType2 | RouteOutcomeType3 | RouteOutcomeType4):
+            Where a failure report left the route (a decision's and an attempt's
+            `outcome`). On the wire an object tagged by `kind`:
+            `{"kind": "stopped", "reason"}`, `{"kind": "switching", "to"}` (the
+            candidate's label), `{"kind": "waiting", "state", "until"}`,
+            `{"kind": "now", "state"}` (nothing pending) or
+            `{"kind": "unchanged", "generation", "state"}` (the report was about an
+            attempt the route had left). Stored attempt rows keep a short label
+            instead ([`fmt::Display`] and [`FromStr`]), which nothing on the wire
+            uses.
         class_ (None | str | Unset):  Example: transient.
         deadline (datetime.datetime | None | Unset):
         delay_seconds (int | None | Unset):
@@ -37,7 +50,7 @@ class DecisionView:
     """
 
     kind: DecisionKind
-    outcome: str
+    outcome: RouteOutcomeType0 | RouteOutcomeType1 | RouteOutcomeType2 | RouteOutcomeType3 | RouteOutcomeType4
     class_: None | str | Unset = UNSET
     deadline: datetime.datetime | None | Unset = UNSET
     delay_seconds: int | None | Unset = UNSET
@@ -49,10 +62,24 @@ class DecisionView:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.circuit_hold import CircuitHold  # noqa: PLC0415
+        from ..models.route_outcome_type_0 import RouteOutcomeType0  # noqa: PLC0415
+        from ..models.route_outcome_type_1 import RouteOutcomeType1  # noqa: PLC0415
+        from ..models.route_outcome_type_2 import RouteOutcomeType2  # noqa: PLC0415
+        from ..models.route_outcome_type_3 import RouteOutcomeType3  # noqa: PLC0415
 
         kind = self.kind.value
 
-        outcome = self.outcome
+        outcome: dict[str, Any]
+        if isinstance(self.outcome, RouteOutcomeType0):
+            outcome = self.outcome.to_dict()
+        elif isinstance(self.outcome, RouteOutcomeType1):
+            outcome = self.outcome.to_dict()
+        elif isinstance(self.outcome, RouteOutcomeType2):
+            outcome = self.outcome.to_dict()
+        elif isinstance(self.outcome, RouteOutcomeType3):
+            outcome = self.outcome.to_dict()
+        else:
+            outcome = self.outcome.to_dict()
 
         class_: None | str | Unset
         if isinstance(self.class_, Unset):
@@ -130,11 +157,57 @@ class DecisionView:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.circuit_hold import CircuitHold  # noqa: PLC0415
+        from ..models.route_outcome_type_0 import RouteOutcomeType0  # noqa: PLC0415
+        from ..models.route_outcome_type_1 import RouteOutcomeType1  # noqa: PLC0415
+        from ..models.route_outcome_type_2 import RouteOutcomeType2  # noqa: PLC0415
+        from ..models.route_outcome_type_3 import RouteOutcomeType3  # noqa: PLC0415
+        from ..models.route_outcome_type_4 import RouteOutcomeType4  # noqa: PLC0415
 
         d = dict(src_dict)
         kind = DecisionKind(d.pop("kind"))
 
-        outcome = d.pop("outcome")
+        def _parse_outcome(
+            data: object,
+        ) -> RouteOutcomeType0 | RouteOutcomeType1 | RouteOutcomeType2 | RouteOutcomeType3 | RouteOutcomeType4:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_0 = RouteOutcomeType0.from_dict(data)
+
+                return componentsschemas_route_outcome_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_1 = RouteOutcomeType1.from_dict(data)
+
+                return componentsschemas_route_outcome_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_2 = RouteOutcomeType2.from_dict(data)
+
+                return componentsschemas_route_outcome_type_2
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_route_outcome_type_3 = RouteOutcomeType3.from_dict(data)
+
+                return componentsschemas_route_outcome_type_3
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            componentsschemas_route_outcome_type_4 = RouteOutcomeType4.from_dict(data)
+
+            return componentsschemas_route_outcome_type_4
+
+        outcome = _parse_outcome(d.pop("outcome"))
 
         def _parse_class_(data: object) -> None | str | Unset:
             if data is None:

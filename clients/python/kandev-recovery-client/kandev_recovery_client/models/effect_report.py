@@ -17,7 +17,9 @@ class EffectReport:
     Attributes:
         generation (int):
         invocation_id (str):
-        kind (str): `agent_message_chunk`, `tool_call`, `tool_call_update`, `partial_result`, …
+        kind (str): What the agent did (`agent_message_chunk`, `tool_call`,
+            `tool_call_update`, `partial_result`; another name counts as an
+            effect too). Example: tool_call.
         prompt_generation (int):
         provider_session_id (None | str | Unset): The provider-native session, for resumable retries.
     """

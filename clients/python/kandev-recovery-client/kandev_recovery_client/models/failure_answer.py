@@ -7,8 +7,8 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
+    from ..models.classification import Classification
     from ..models.decision_view import DecisionView
-    from ..models.failure_answer_classification import FailureAnswerClassification
     from ..models.route_snapshot import RouteSnapshot
 
 
@@ -19,12 +19,12 @@ T = TypeVar("T", bound="FailureAnswer")
 class FailureAnswer:
     """
     Attributes:
-        classification (FailureAnswerClassification):
+        classification (Classification): The classifier's answer, as the API answers it and every attempt records it.
         decision (DecisionView): The decision as the API reports it.
         route (RouteSnapshot): The authoritative state of a route, as every route endpoint answers it.
     """
 
-    classification: FailureAnswerClassification
+    classification: Classification
     decision: DecisionView
     route: RouteSnapshot
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -50,12 +50,12 @@ class FailureAnswer:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.classification import Classification  # noqa: PLC0415
         from ..models.decision_view import DecisionView  # noqa: PLC0415
-        from ..models.failure_answer_classification import FailureAnswerClassification  # noqa: PLC0415
         from ..models.route_snapshot import RouteSnapshot  # noqa: PLC0415
 
         d = dict(src_dict)
-        classification = FailureAnswerClassification.from_dict(d.pop("classification"))
+        classification = Classification.from_dict(d.pop("classification"))
 
         decision = DecisionView.from_dict(d.pop("decision"))
 

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..models.permission import Permission
 
 T = TypeVar("T", bound="Person")
 
@@ -18,14 +20,14 @@ class Person:
             disabled (bool): Disabled people cannot sign in and have no sessions.
             id (str):
             name (str):
-            permissions (list[str]): Permission names, e.g. `profiles:manage`.
+            permissions (list[Permission]):
             sessions (int): Sessions that have not expired.
     """
 
     disabled: bool
     id: str
     name: str
-    permissions: list[str]
+    permissions: list[Permission]
     sessions: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -36,7 +38,10 @@ class Person:
 
         name = self.name
 
-        permissions = self.permissions
+        permissions = []
+        for permissions_item_data in self.permissions:
+            permissions_item = permissions_item_data.value
+            permissions.append(permissions_item)
 
         sessions = self.sessions
 
@@ -63,7 +68,12 @@ class Person:
 
         name = d.pop("name")
 
-        permissions = cast(list[str], d.pop("permissions"))
+        permissions = []
+        _permissions = d.pop("permissions")
+        for permissions_item_data in _permissions:
+            permissions_item = Permission(permissions_item_data)
+
+            permissions.append(permissions_item)
 
         sessions = d.pop("sessions")
 

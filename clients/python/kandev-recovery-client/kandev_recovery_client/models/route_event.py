@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.event_kind import EventKind
+
 if TYPE_CHECKING:
     from ..models.route_snapshot import RouteSnapshot
 
@@ -19,19 +21,20 @@ class RouteEvent:
 
     Attributes:
         id (int):
-        kind (str): `route.created`, `route.failure`, `route.fired`, `route.action`, …
+        kind (EventKind): Event kinds (the SSE `event:` field). Browsers only receive named
+            events they listen for, so this list is the one both sides use.
         route (RouteSnapshot): The authoritative state of a route, as every route endpoint answers it.
     """
 
     id: int
-    kind: str
+    kind: EventKind
     route: RouteSnapshot
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         id = self.id
 
-        kind = self.kind
+        kind = self.kind.value
 
         route = self.route.to_dict()
 
@@ -54,7 +57,7 @@ class RouteEvent:
         d = dict(src_dict)
         id = d.pop("id")
 
-        kind = d.pop("kind")
+        kind = EventKind(d.pop("kind"))
 
         route = RouteSnapshot.from_dict(d.pop("route"))
 

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
+
+from ..models.permission import Permission
 
 T = TypeVar("T", bound="SetPermissions")
 
@@ -12,13 +14,17 @@ T = TypeVar("T", bound="SetPermissions")
 class SetPermissions:
     """
     Attributes:
-        permissions (list[str]): Every permission the person has from now on.
+        permissions (list[Permission]): Every permission the person has from now on. Read as names, so an
+            unknown one is answered with a field error that lists the known.
     """
 
-    permissions: list[str]
+    permissions: list[Permission]
 
     def to_dict(self) -> dict[str, Any]:
-        permissions = self.permissions
+        permissions = []
+        for permissions_item_data in self.permissions:
+            permissions_item = permissions_item_data.value
+            permissions.append(permissions_item)
 
         field_dict: dict[str, Any] = {}
 
@@ -33,7 +39,12 @@ class SetPermissions:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        permissions = cast(list[str], d.pop("permissions"))
+        permissions = []
+        _permissions = d.pop("permissions")
+        for permissions_item_data in _permissions:
+            permissions_item = Permission(permissions_item_data)
+
+            permissions.append(permissions_item)
 
         set_permissions = cls(
             permissions=permissions,

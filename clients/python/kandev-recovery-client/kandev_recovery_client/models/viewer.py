@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..models.permission import Permission
 
 T = TypeVar("T", bound="Viewer")
 
@@ -16,19 +18,22 @@ class Viewer:
 
         Attributes:
             name (str): The person's (or token's) name.
-            permissions (list[str]): Permission names: `profiles:manage`, `routes:act`, …, `admin`.
+            permissions (list[Permission]):
             session (bool): Signed in in this browser (so there is a session to sign out of).
     """
 
     name: str
-    permissions: list[str]
+    permissions: list[Permission]
     session: bool
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         name = self.name
 
-        permissions = self.permissions
+        permissions = []
+        for permissions_item_data in self.permissions:
+            permissions_item = permissions_item_data.value
+            permissions.append(permissions_item)
 
         session = self.session
 
@@ -49,7 +54,12 @@ class Viewer:
         d = dict(src_dict)
         name = d.pop("name")
 
-        permissions = cast(list[str], d.pop("permissions"))
+        permissions = []
+        _permissions = d.pop("permissions")
+        for permissions_item_data in _permissions:
+            permissions_item = Permission(permissions_item_data)
+
+            permissions.append(permissions_item)
 
         session = d.pop("session")
 

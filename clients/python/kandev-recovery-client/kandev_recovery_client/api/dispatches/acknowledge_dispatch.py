@@ -114,7 +114,8 @@ def sync_detailed(
 
     Args:
         id (str):
-        body (AckRequest):
+        body (AckRequest): `POST /dispatches/{id}/ack` body: the generation of the dispatch whose
+            prompt was delivered.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -146,7 +147,8 @@ def sync(
 
     Args:
         id (str):
-        body (AckRequest):
+        body (AckRequest): `POST /dispatches/{id}/ack` body: the generation of the dispatch whose
+            prompt was delivered.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -173,7 +175,8 @@ async def asyncio_detailed(
 
     Args:
         id (str):
-        body (AckRequest):
+        body (AckRequest): `POST /dispatches/{id}/ack` body: the generation of the dispatch whose
+            prompt was delivered.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -203,7 +206,8 @@ async def asyncio(
 
     Args:
         id (str):
-        body (AckRequest):
+        body (AckRequest): `POST /dispatches/{id}/ack` body: the generation of the dispatch whose
+            prompt was delivered.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -7,15 +7,15 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.api_error import ApiError
+from ...models.evidence import Evidence
 from ...models.failure_answer import FailureAnswer
-from ...models.report_failure_body import ReportFailureBody
 from ...types import Response
 
 
 def _get_kwargs(
     id: str,
     *,
-    body: ReportFailureBody,
+    body: Evidence,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -108,7 +108,7 @@ def sync_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReportFailureBody,
+    body: Evidence,
 ) -> Response[ApiError | FailureAnswer]:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -130,7 +130,8 @@ def sync_detailed(
 
     Args:
         id (str):
-        body (ReportFailureBody):
+        body (Evidence): One failure report. Route identity fields are optional for
+            classification.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -156,7 +157,7 @@ def sync(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReportFailureBody,
+    body: Evidence,
 ) -> ApiError | FailureAnswer | None:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -178,7 +179,8 @@ def sync(
 
     Args:
         id (str):
-        body (ReportFailureBody):
+        body (Evidence): One failure report. Route identity fields are optional for
+            classification.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -199,7 +201,7 @@ async def asyncio_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReportFailureBody,
+    body: Evidence,
 ) -> Response[ApiError | FailureAnswer]:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -221,7 +223,8 @@ async def asyncio_detailed(
 
     Args:
         id (str):
-        body (ReportFailureBody):
+        body (Evidence): One failure report. Route identity fields are optional for
+            classification.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -245,7 +248,7 @@ async def asyncio(
     id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: ReportFailureBody,
+    body: Evidence,
 ) -> ApiError | FailureAnswer | None:
     """Report a failure: an evidence envelope naming the route's generation,
     invocation and prompt generation. Answers the classification, the
@@ -267,7 +270,8 @@ async def asyncio(
 
     Args:
         id (str):
-        body (ReportFailureBody):
+        body (Evidence): One failure report. Route identity fields are optional for
+            classification.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

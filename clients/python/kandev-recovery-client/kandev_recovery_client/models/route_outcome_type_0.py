@@ -6,33 +6,54 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="AttemptClassificationType0")
+from ..models.route_outcome_type_0_kind import RouteOutcomeType0Kind
+
+T = TypeVar("T", bound="RouteOutcomeType0")
 
 
 @_attrs_define
-class AttemptClassificationType0:
-    """The whole classification the decision was made from (the failure
-    report's `classification`), as it was then; absent on attempts
-    recorded before it was kept.
+class RouteOutcomeType0:
+    """Stopped for a person.
 
+    Attributes:
+        kind (RouteOutcomeType0Kind):
+        reason (str):  Example: unclassified.
     """
 
+    kind: RouteOutcomeType0Kind
+    reason: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        kind = self.kind.value
+
+        reason = self.reason
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "kind": kind,
+                "reason": reason,
+            }
+        )
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        attempt_classification_type_0 = cls()
+        kind = RouteOutcomeType0Kind(d.pop("kind"))
 
-        attempt_classification_type_0.additional_properties = d
-        return attempt_classification_type_0
+        reason = d.pop("reason")
+
+        route_outcome_type_0 = cls(
+            kind=kind,
+            reason=reason,
+        )
+
+        route_outcome_type_0.additional_properties = d
+        return route_outcome_type_0
 
     @property
     def additional_keys(self) -> list[str]:

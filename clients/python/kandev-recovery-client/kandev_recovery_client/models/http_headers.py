@@ -6,12 +6,17 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-T = TypeVar("T", bound="FailureAnswerClassification")
+T = TypeVar("T", bound="HttpHeaders")
 
 
 @_attrs_define
-class FailureAnswerClassification:
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+class HttpHeaders:
+    """An HTTP item's headers, by name (a named schema, so generators make
+    one type of it).
+
+    """
+
+    additional_properties: dict[str, str] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
 
@@ -23,19 +28,19 @@ class FailureAnswerClassification:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        failure_answer_classification = cls()
+        http_headers = cls()
 
-        failure_answer_classification.additional_properties = d
-        return failure_answer_classification
+        http_headers.additional_properties = d
+        return http_headers
 
     @property
     def additional_keys(self) -> list[str]:
         return list(self.additional_properties.keys())
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> str:
         return self.additional_properties[key]
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def __setitem__(self, key: str, value: str) -> None:
         self.additional_properties[key] = value
 
     def __delitem__(self, key: str) -> None:

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+
+class ItemType5Kind(StrEnum):
+    STDOUT = "stdout"
+
+    def __str__(self) -> str:
+        return str(self.value)
