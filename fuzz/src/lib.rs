@@ -19,7 +19,6 @@ use domain::policy::limits::{
 use domain::policy::validate::validate_policy;
 use domain::policy::{CandidatePolicy, ClassPolicy, PolicyClass};
 use runner::config::Format;
-use runner::envelope::EvidenceItem;
 use runner::format::{self, Seen, MAX_ERROR_BYTES};
 use serde_json::{json, Value};
 
@@ -394,13 +393,14 @@ pub fn runner_formats_bytes(data: &[u8]) {
     }
 }
 
-fn error_item(item: EvidenceItem) {
+fn error_item(item: Item) {
     let limit = MAX_ERROR_BYTES + '…'.len_utf8();
     match &item {
-        EvidenceItem::Http { body, .. } => {
-            assert!(body.as_ref().map_or(0, String::len) <= limit);
+        Item::Http(http) => {
+            assert!(http.body.as_ref().map_or(0, String::len) <= limit);
         }
-        EvidenceItem::Stdout { lines } => {
+        Item::Stdout(stdout) => {
+            let lines = &stdout.lines;
             assert!(lines.iter().all(|l| l.len() <= limit));
         }
         other => panic!("an error report became {other:?}"),

@@ -14,9 +14,10 @@ use super::attempt::{
     TAIL_LINE_BYTES,
 };
 use super::config::{argv, Permissions};
-use super::envelope::{truncate, EffectKind, EvidenceItem, Phase, Record, Tail};
+use super::envelope::{stop_item, truncate, EffectKind, Phase, Record, Tail};
 use super::process::{self, GRACE};
 use agent_client_protocol::{self as acp, Agent as _};
+use domain::evidence::{AcpErrorItem, AcpUpdateItem, Item};
 use nix::sys::signal::Signal;
 use std::process::Stdio;
 use std::time::Duration;
@@ -141,21 +142,21 @@ impl acp::Client for Handler {
 
 /// The ordered updates, merged and bounded.
 struct Updates {
-    items: Vec<EvidenceItem>,
+    items: Vec<Item>,
 }
 
 impl Updates {
     fn push(&mut self, update: EffectKind, text: Option<&str>, status: Option<String>) {
         if let (
             &EffectKind::AgentMessageChunk,
-            Some(EvidenceItem::AcpUpdate {
+            Some(Item::AcpUpdate(AcpUpdateItem {
                 update: last,
                 text: Some(acc),
                 ..
-            }),
+            })),
         ) = (&update, self.items.last_mut())
         {
-            if *last == EffectKind::AgentMessageChunk {
+            if last == EffectKind::AgentMessageChunk.as_str() {
                 if acc.len() < UPDATE_TEXT_BYTES {
                     acc.push_str(text.unwrap_or(""));
                     *acc = truncate(acc, UPDATE_TEXT_BYTES);
@@ -167,11 +168,11 @@ impl Updates {
             // Keep the first half (how it began) and the latest.
             self.items.remove(MAX_UPDATES / 2);
         }
-        self.items.push(EvidenceItem::AcpUpdate {
-            update,
+        self.items.push(Item::AcpUpdate(AcpUpdateItem {
+            update: update.to_string(),
             text: text.map(|t| truncate(t, UPDATE_TEXT_BYTES)),
             status,
-        });
+        }));
     }
 }
 
@@ -222,7 +223,7 @@ pub async fn run(ctx: Context<'_>) -> End {
     let mut updates = Updates { items: Vec::new() };
     let mut effects = Effects::default();
     let mut phase = Phase::SessionInit;
-    let mut failure: Vec<EvidenceItem> = Vec::new();
+    let mut failure: Vec<Item> = Vec::new();
     let mut interrupted = false;
     let mut succeeded = false;
     let mut exited: Option<std::process::ExitStatus> = None;
@@ -288,7 +289,7 @@ pub async fn run(ctx: Context<'_>) -> End {
                                         .ok()
                                         .and_then(|v| v.as_str().map(str::to_string))
                                         .unwrap_or_else(|| "unknown".into());
-                                    failure.push(EvidenceItem::AcpStop { stop_reason });
+                                    failure.push(stop_item(&stop_reason));
                                 }
                             }
                             Err(e) => failure.push(acp_error(&e)),
@@ -316,11 +317,11 @@ pub async fn run(ctx: Context<'_>) -> End {
                     _ = tokio::time::sleep_until(cancel_sent.unwrap_or_else(far)), if cancel_sent.is_some() => break,
                     s = agent.child.wait() => {
                         exited = s.ok();
-                        failure.push(EvidenceItem::AcpError {
+                        failure.push(Item::AcpError(AcpErrorItem {
                             code: None,
                             message: Some("the agent exited during the prompt".into()),
                             data: None,
-                        });
+                        }));
                         break;
                     }
                 }
@@ -372,9 +373,7 @@ pub async fn run(ctx: Context<'_>) -> End {
         stderr_tail.push(
             "kandev-recovery: the run was interrupted by the user (Ctrl-C, SIGTERM, SIGHUP or SIGQUIT)",
         );
-        failure.push(EvidenceItem::AcpStop {
-            stop_reason: "cancelled".into(),
-        });
+        failure.push(stop_item("cancelled"));
     }
     if timed_out {
         stderr_tail.push(&format!(
@@ -443,12 +442,12 @@ fn show(
     }
 }
 
-fn acp_error(e: &acp::Error) -> EvidenceItem {
-    EvidenceItem::AcpError {
+fn acp_error(e: &acp::Error) -> Item {
+    Item::AcpError(AcpErrorItem {
         code: Some(i64::from(i32::from(e.code))),
         message: Some(e.message.clone()),
         data: e.data.clone(),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -463,14 +462,14 @@ mod tests {
         u.push(EffectKind::ToolCall, None, Some("pending".into()));
         assert_eq!(u.items.len(), 2);
         assert!(
-            matches!(&u.items[0], EvidenceItem::AcpUpdate { text: Some(t), .. } if t == "Hello")
+            matches!(&u.items[0], Item::AcpUpdate(AcpUpdateItem { text: Some(t), .. }) if t == "Hello")
         );
         for _ in 0..100 {
             u.push(EffectKind::ToolCallUpdate, None, None);
         }
         assert_eq!(u.items.len(), MAX_UPDATES);
         assert!(
-            matches!(&u.items[0], EvidenceItem::AcpUpdate { update, .. } if *update == EffectKind::AgentMessageChunk)
+            matches!(&u.items[0], Item::AcpUpdate(AcpUpdateItem { update, .. }) if update == "agent_message_chunk")
         );
     }
 }

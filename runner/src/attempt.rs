@@ -5,10 +5,11 @@
 //! output is the format's ([`super::format`]); this is the I/O around it.
 
 use super::config::{argv, AgentConfig, Format};
-use super::envelope::{EffectKind, EvidenceItem, Phase, Record, Tail};
+use super::envelope::{effect_item, exit_item, stop_item, EffectKind, Phase, Record, Tail};
 use super::format::{reader, Finish, Seen};
 use super::process::{self, ActiveAgent, GRACE};
 use super::ui::Ui;
+use domain::evidence::Item;
 use nix::sys::signal::Signal;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -100,11 +101,8 @@ impl Effects {
         !self.seen.is_empty()
     }
 
-    pub fn items(&self) -> Vec<EvidenceItem> {
-        self.seen
-            .iter()
-            .map(|k| EvidenceItem::effect(k.clone()))
-            .collect()
+    pub fn items(&self) -> Vec<Item> {
+        self.seen.iter().map(|k| effect_item(k.clone())).collect()
     }
 }
 
@@ -145,7 +143,7 @@ pub async fn run(ctx: Context<'_>) -> End {
     let mut stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
     let mut stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
     let mut effects = Effects::default();
-    let mut errors: Vec<EvidenceItem> = Vec::new();
+    let mut errors: Vec<Item> = Vec::new();
     let mut finish: Option<Finish> = None;
     let mut session: Option<String> = None;
     let mut stopped: Option<Stopped> = None;
@@ -250,11 +248,7 @@ pub async fn run(ctx: Context<'_>) -> End {
     drop(agent);
     let exit = status.and_then(Result::ok).map(|s| process::exit_item(&s));
     let succeeded = stopped.is_none()
-        && exit
-            == Some(EvidenceItem::ProcessExit {
-                exit_code: Some(0),
-                signal: None,
-            })
+        && exit == Some(exit_item(Some(0), None))
         && finish != Some(Finish::Failure)
         && (finish == Some(Finish::Success) || ctx.agent.format == Format::Plain);
     let mut items = effects.items();
@@ -269,9 +263,7 @@ pub async fn run(ctx: Context<'_>) -> End {
             stderr_tail.push(
                 "kandev-recovery: the run was interrupted by the user (Ctrl-C, SIGTERM, SIGHUP or SIGQUIT)",
             );
-            items.push(EvidenceItem::AcpStop {
-                stop_reason: "cancelled".into(),
-            });
+            items.push(stop_item("cancelled"));
             Outcome::Interrupted
         }
         Some(Stopped::TimedOut(seconds)) => {

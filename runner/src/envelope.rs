@@ -6,75 +6,45 @@
 //! final error outranks its earlier notices.
 
 use domain::evidence::{
-    AcpErrorItem, AcpStopItem, AcpUpdateItem, Evidence, HttpItem, Item, ProcessExitItem, StreamItem,
+    AcpStopItem, AcpUpdateItem, Evidence, HttpItem, Item, ProcessExitItem, StreamItem,
 };
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
-/// One evidence item (read back from fixtures by the demo).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum EvidenceItem {
-    Http {
-        status: Option<u16>,
-        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        headers: BTreeMap<String, String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        body: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-    },
-    AcpError {
-        code: Option<i64>,
-        message: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        data: Option<Value>,
-    },
-    AcpUpdate {
-        update: EffectKind,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        text: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        status: Option<String>,
-    },
-    AcpStop {
-        stop_reason: String,
-    },
-    Stderr {
-        #[serde(default)]
-        lines: Vec<String>,
-    },
-    Stdout {
-        #[serde(default)]
-        lines: Vec<String>,
-    },
-    ProcessExit {
-        exit_code: Option<i64>,
-        signal: Option<String>,
-    },
+/// An `http` item: a status and a body, no headers (the CLIs hide them).
+pub fn http_item(status: Option<u16>, body: Option<String>) -> Item {
+    Item::Http(HttpItem {
+        status,
+        body,
+        ..HttpItem::default()
+    })
 }
 
-impl EvidenceItem {
-    pub fn http(status: Option<u16>, body: Option<String>) -> EvidenceItem {
-        EvidenceItem::Http {
-            status,
-            headers: BTreeMap::new(),
-            body,
-            error: None,
-        }
-    }
+/// An effect marker: the gate counts `acp_update` items of these kinds
+/// before the error, so the envelope carries the effect even when the
+/// effect report itself could not be delivered.
+pub fn effect_item(kind: EffectKind) -> Item {
+    Item::AcpUpdate(AcpUpdateItem {
+        update: kind.to_string(),
+        text: None,
+        status: None,
+    })
+}
 
-    /// An effect marker: the gate counts `acp_update` items of these kinds
-    /// before the error, so the envelope carries the effect even when the
-    /// effect report itself could not be delivered.
-    pub fn effect(kind: EffectKind) -> EvidenceItem {
-        EvidenceItem::AcpUpdate {
-            update: kind,
-            text: None,
-            status: None,
-        }
-    }
+/// How the agent process ended.
+pub fn exit_item(exit_code: Option<i64>, signal: Option<String>) -> Item {
+    Item::ProcessExit(ProcessExitItem { exit_code, signal })
+}
+
+/// An ACP stop reason other than `end_turn`.
+pub fn stop_item(stop_reason: &str) -> Item {
+    Item::AcpStop(AcpStopItem {
+        stop_reason: Some(stop_reason.to_string()),
+    })
+}
+
+/// Lines the agent wrote to stdout.
+pub fn stdout_item(lines: Vec<String>) -> Item {
+    Item::Stdout(StreamItem { lines })
 }
 
 /// Kinds of effect the runner reports, by their ACP update names (what
@@ -160,25 +130,23 @@ pub struct Subject<'a> {
 pub struct Record {
     pub phase: Phase,
     /// Effects, structured errors and notices, in the order they were seen.
-    pub items: Vec<EvidenceItem>,
+    pub items: Vec<Item>,
     pub stderr: Vec<String>,
     pub stdout: Vec<String>,
-    pub exit: Option<EvidenceItem>,
+    pub exit: Option<Item>,
 }
 
 /// The envelope, ready to post. `occurred_at` is left to the service, so
 /// timing hints are validated against the one clock that arms the timers.
 pub fn envelope(subject: &Subject<'_>, record: &Record) -> Evidence {
-    let mut items: Vec<EvidenceItem> = record.items.clone();
+    let mut items: Vec<Item> = record.items.clone();
     if !record.stderr.is_empty() {
-        items.push(EvidenceItem::Stderr {
+        items.push(Item::Stderr(StreamItem {
             lines: record.stderr.clone(),
-        });
+        }));
     }
     if !record.stdout.is_empty() {
-        items.push(EvidenceItem::Stdout {
-            lines: record.stdout.clone(),
-        });
+        items.push(stdout_item(record.stdout.clone()));
     }
     if let Some(exit) = &record.exit {
         items.push(exit.clone());
@@ -201,52 +169,8 @@ pub fn envelope(subject: &Subject<'_>, record: &Record) -> Evidence {
         agent: id(subject.agent),
         provider_id: id(subject.provider_id),
         model_id: id(subject.model_id),
-        items: items.into_iter().map(Item::from).collect(),
+        items,
         ..Evidence::default()
-    }
-}
-
-impl From<EvidenceItem> for Item {
-    fn from(item: EvidenceItem) -> Item {
-        match item {
-            EvidenceItem::Http {
-                status,
-                headers,
-                body,
-                error,
-            } => Item::Http(HttpItem {
-                status,
-                headers,
-                body,
-                error,
-            }),
-            EvidenceItem::AcpError {
-                code,
-                message,
-                data,
-            } => Item::AcpError(AcpErrorItem {
-                code,
-                message,
-                data,
-            }),
-            EvidenceItem::AcpUpdate {
-                update,
-                text,
-                status,
-            } => Item::AcpUpdate(AcpUpdateItem {
-                update: update.to_string(),
-                text,
-                status,
-            }),
-            EvidenceItem::AcpStop { stop_reason } => Item::AcpStop(AcpStopItem {
-                stop_reason: Some(stop_reason),
-            }),
-            EvidenceItem::Stderr { lines } => Item::Stderr(StreamItem { lines }),
-            EvidenceItem::Stdout { lines } => Item::Stdout(StreamItem { lines }),
-            EvidenceItem::ProcessExit { exit_code, signal } => {
-                Item::ProcessExit(ProcessExitItem { exit_code, signal })
-            }
-        }
     }
 }
 
@@ -271,15 +195,12 @@ mod tests {
         let record = Record {
             phase: Phase::Stream,
             items: vec![
-                EvidenceItem::effect(EffectKind::AgentMessageChunk),
-                EvidenceItem::http(Some(529), Some("{\"type\":\"error\"}".into())),
+                effect_item(EffectKind::AgentMessageChunk),
+                http_item(Some(529), Some("{\"type\":\"error\"}".into())),
             ],
             stderr: vec!["warn".into()],
             stdout: vec![],
-            exit: Some(EvidenceItem::ProcessExit {
-                exit_code: Some(1),
-                signal: None,
-            }),
+            exit: Some(exit_item(Some(1), None)),
         };
         let v = serde_json::to_value(envelope(&subject(), &record)).expect("writes");
         assert!(v.get("model_id").is_none(), "empty ids are left out");
@@ -312,16 +233,11 @@ mod tests {
         let record = Record {
             phase: Phase::Prompt,
             items: (0..100)
-                .map(|i| EvidenceItem::Stdout {
-                    lines: vec![format!("{i}")],
-                })
+                .map(|i| stdout_item(vec![format!("{i}")]))
                 .collect(),
             stderr: vec![],
             stdout: vec![],
-            exit: Some(EvidenceItem::ProcessExit {
-                exit_code: None,
-                signal: Some("SIGKILL".into()),
-            }),
+            exit: Some(exit_item(None, Some("SIGKILL".into()))),
         };
         let v = serde_json::to_value(envelope(&subject(), &record)).expect("writes");
         let items = v["items"].as_array().expect("items");

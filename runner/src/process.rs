@@ -5,7 +5,8 @@
 //! decides what to tell the service), and no agent outlives the runner.
 
 use super::config::AgentConfig;
-use super::envelope::EvidenceItem;
+use super::envelope::exit_item as item;
+use domain::evidence::Item;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::path::Path;
@@ -92,12 +93,12 @@ impl Drop for AgentProcess {
 
 /// How a process ended, as an evidence item: its signal by name, else its
 /// exit code.
-pub fn exit_item(status: &std::process::ExitStatus) -> EvidenceItem {
+pub fn exit_item(status: &std::process::ExitStatus) -> Item {
     use std::os::unix::process::ExitStatusExt;
-    EvidenceItem::ProcessExit {
-        exit_code: status.code().map(i64::from),
-        signal: status.signal().map(signal_name),
-    }
+    item(
+        status.code().map(i64::from),
+        status.signal().map(signal_name),
+    )
 }
 
 /// `SIGKILL` for 9; numbers nix does not know stay numbers.
@@ -109,15 +110,13 @@ pub fn signal_name(n: i32) -> String {
 
 /// The agent's executable could not be started (missing, not executable):
 /// the shell's codes for these, 127 and 126.
-pub fn launch_failure_exit(e: &std::io::Error) -> EvidenceItem {
-    EvidenceItem::ProcessExit {
-        exit_code: Some(if e.kind() == std::io::ErrorKind::NotFound {
-            127
-        } else {
-            126
-        }),
-        signal: None,
-    }
+pub fn launch_failure_exit(e: &std::io::Error) -> Item {
+    let code = if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    item(Some(code), None)
 }
 
 #[cfg(test)]

@@ -11,11 +11,12 @@
 //! this server over HTTP like any runner. Nothing touches the network
 //! beyond this machine's loopback.
 
+use domain::evidence::{Evidence, Item, StreamItem};
 use domain::profile::{Candidate, Profile};
 use domain::route::CallerKind;
 use runner::attempt::{End, Outcome, Progress};
 use runner::client::Service;
-use runner::envelope::{EffectKind, EvidenceItem, Phase, Record};
+use runner::envelope::{effect_item, EffectKind, Phase, Record};
 use runner::session::{Launcher, Session};
 use runner::ui::Ui;
 use serde_json::{json, Value};
@@ -204,34 +205,36 @@ const STREAM_DROPPED: &str = "codex-cli-stream-send-failed";
 const USAGE_LIMIT: &str = "claude-code-usage-epoch-headless";
 
 /// A fixture's evidence items, without its timestamp.
-fn fixture_items(id: &str) -> Vec<EvidenceItem> {
+fn fixture_items(id: &str) -> Vec<Item> {
     let fixtures = classify::fixtures::builtin_fixtures().unwrap_or_default();
-    let Some(f) = fixtures.iter().find(|f| f.id == id) else {
-        return vec![EvidenceItem::Stderr {
+    let missing = || {
+        vec![Item::Stderr(StreamItem {
             lines: vec![format!("demo: fixture {id} is missing")],
-        }];
+        })]
     };
-    f.evidence["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| serde_json::from_value(i.clone()).ok())
-        .collect()
+    let Some(f) = fixtures.iter().find(|f| f.id == id) else {
+        return missing();
+    };
+    // Read as the service reads any envelope.
+    match Evidence::from_json_value(&f.evidence) {
+        Ok(evidence) => evidence.items,
+        Err(_) => missing(),
+    }
 }
 
 /// The usage-limit fixture with its reset epoch moved to `seconds` from now.
-fn usage_limit(seconds: i64) -> Vec<EvidenceItem> {
+fn usage_limit(seconds: i64) -> Vec<Item> {
     let epoch = (chrono::Utc::now().timestamp() + seconds).to_string();
     let pattern = regex::Regex::new(r"\|\d{9,}").expect("valid pattern");
     fixture_items(USAGE_LIMIT)
         .into_iter()
         .map(|item| match item {
-            EvidenceItem::Stdout { lines } => EvidenceItem::Stdout {
+            Item::Stdout(StreamItem { lines }) => Item::Stdout(StreamItem {
                 lines: lines
                     .iter()
                     .map(|l| pattern.replace_all(l, format!("|{epoch}")).into_owned())
                     .collect(),
-            },
+            }),
             other => other,
         })
         .collect()
@@ -262,7 +265,7 @@ impl Launcher for Simulated {
             _ = tokio::time::sleep(Duration::from_secs(ATTEMPT_SECONDS)) => {}
             _ = cancel.cancelled() => {}
         }
-        let failed = |items: Vec<EvidenceItem>, phase: Phase| End {
+        let failed = |items: Vec<Item>, phase: Phase| End {
             outcome: Outcome::Failed,
             record: Record {
                 phase,
@@ -287,7 +290,7 @@ impl Launcher for Simulated {
             Sim::UsageLimit(seconds) => failed(usage_limit(seconds), Phase::Prompt),
             Sim::WorkThenFail(id) => {
                 let _ = progress.send(Progress::Effect(EffectKind::AgentMessageChunk, None));
-                let mut items = vec![EvidenceItem::effect(EffectKind::AgentMessageChunk)];
+                let mut items = vec![effect_item(EffectKind::AgentMessageChunk)];
                 items.extend(fixture_items(id));
                 failed(items, Phase::Stream)
             }
@@ -428,7 +431,7 @@ mod tests {
     use super::*;
     use classify::{classify_at, Catalogue, Evidence};
 
-    fn classify(items: &[EvidenceItem]) -> (String, Option<chrono::DateTime<chrono::Utc>>) {
+    fn classify(items: &[Item]) -> (String, Option<chrono::DateTime<chrono::Utc>>) {
         let v = json!({"items": items});
         let ev = Evidence::from_json_value(&v).expect("evidence");
         let c = classify_at(Catalogue::builtin(), &ev, chrono::Utc::now());

@@ -11,7 +11,8 @@ pub mod gemini;
 pub mod plain;
 
 use super::config::Format;
-use super::envelope::{truncate, EvidenceItem};
+use super::envelope::{http_item, stdout_item, truncate};
+use domain::evidence::Item;
 
 /// Bytes kept of one error body or message (a JSON body cut short still
 /// names its type and status near the start).
@@ -59,17 +60,15 @@ pub struct ErrorReport {
 impl ErrorReport {
     /// The evidence item: an `http` item when a status or body is known,
     /// else the message as a stdout line (it came from the CLI's stdout).
-    pub fn to_item(&self) -> EvidenceItem {
+    pub fn to_item(&self) -> Item {
         let bounded = |s: &String| truncate(s, MAX_ERROR_BYTES);
         if self.status.is_some() || self.body.is_some() {
-            EvidenceItem::http(
+            http_item(
                 self.status,
                 self.body.as_ref().or(self.message.as_ref()).map(bounded),
             )
         } else {
-            EvidenceItem::Stdout {
-                lines: self.message.iter().map(bounded).collect(),
-            }
+            stdout_item(self.message.iter().map(bounded).collect())
         }
     }
 }
