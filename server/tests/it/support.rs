@@ -1,6 +1,9 @@
 //! Test helpers: fresh databases on both engines and a real server on port 0.
 #![allow(dead_code)]
 
+use domain::api::{AckRequest, ClaimRequest, CreateRoute};
+use domain::ids::{Generation, ProfileId, RouteId};
+use domain::route::{Caller, CallerKind};
 use server::clock::{Clock, SharedClock};
 use server::store::{self, DynStore};
 use sqlx::Connection;
@@ -400,7 +403,14 @@ impl Api {
     }
 
     pub async fn route(&self, profile_id: &str, caller: &str) -> serde_json::Value {
-        self.post_ok("/api/v1/routes", serde_json::json!({"profile_id": profile_id, "caller": {"kind": caller, "ref": "task-1"}})).await
+        let body = CreateRoute {
+            profile_id: ProfileId::from(profile_id.to_string()),
+            caller: Caller {
+                kind: CallerKind::parse(caller).expect("a caller kind"),
+                reference: "task-1".into(),
+            },
+        };
+        self.post_ok("/api/v1/routes", typed(&body)).await
     }
 
     /// Reports `items` as a failure of the route's current invocation.
@@ -433,7 +443,7 @@ impl Api {
         let v = self
             .post_ok(
                 "/api/v1/dispatches/claim",
-                serde_json::json!({"route_id": route_id, "lease_seconds": 60, "wait_seconds": 0}),
+                typed(&claim_request(route_id, 60, 0)),
             )
             .await;
         v["dispatches"].as_array().unwrap().clone()
@@ -450,7 +460,7 @@ impl Api {
         let v = self
             .post_ok(
                 "/api/v1/dispatches/claim",
-                serde_json::json!({"route_id": route_id, "lease_seconds": lease_seconds, "wait_seconds": wait_seconds}),
+                typed(&claim_request(route_id, lease_seconds, wait_seconds)),
             )
             .await;
         v["dispatches"].as_array().unwrap().clone()
@@ -463,7 +473,7 @@ impl Api {
                 "/api/v1/dispatches/{}/ack",
                 dispatch["id"].as_str().unwrap()
             ),
-            serde_json::json!({"generation": dispatch["generation"]}),
+            typed(&ack_request(dispatch)),
         )
         .await
     }
@@ -475,7 +485,7 @@ impl Api {
         let d = &ds[0];
         self.post_ok(
             &format!("/api/v1/dispatches/{}/ack", d["id"].as_str().unwrap()),
-            serde_json::json!({"generation": d["generation"]}),
+            typed(&ack_request(d)),
         )
         .await
     }
@@ -491,6 +501,26 @@ impl Api {
             .as_array()
             .expect("an attempt list")
             .clone()
+    }
+}
+
+/// A request body as JSON, from the API's own type.
+pub fn typed<T: serde::Serialize>(body: &T) -> serde_json::Value {
+    serde_json::to_value(body).expect("request bodies serialise")
+}
+
+fn claim_request(route_id: &str, lease_seconds: u32, wait_seconds: u32) -> ClaimRequest {
+    ClaimRequest {
+        route_id: Some(RouteId::from(route_id.to_string())),
+        caller_kind: None,
+        lease_seconds,
+        wait_seconds,
+    }
+}
+
+fn ack_request(dispatch: &serde_json::Value) -> AckRequest {
+    AckRequest {
+        generation: Generation(dispatch["generation"].as_i64().expect("a generation")),
     }
 }
 
