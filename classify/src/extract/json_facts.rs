@@ -136,7 +136,8 @@ impl Facts {
                         }
                         "message" | "msg" | "detail" | "details" | "error"
                         | "error_description" | "errorMessage" | "error_message" | "result"
-                        | "raw" | "stderr" | "additional_details" | "additionalDetails" => {
+                        | "raw" | "stderr" | "additional_details" | "additionalDetails"
+                        | "responseBody" | "response_body" => {
                             if let Json::String(s) = val {
                                 if !(has_raw && k == "message") {
                                     self.message(s, idx, nest);
@@ -158,6 +159,23 @@ impl Facts {
                             }
                             _ => {}
                         },
+                        // OpenCode's `APIError` keeps the provider's response
+                        // headers (`data.responseHeaders`): its timing, as if
+                        // the response had been seen directly.
+                        "responseHeaders" | "response_headers" => {
+                            if let Json::Object(h) = val {
+                                let headers: std::collections::BTreeMap<String, String> = h
+                                    .iter()
+                                    .take(64)
+                                    .filter_map(|(k, v)| {
+                                        v.as_str().map(|v| {
+                                            (k.to_ascii_lowercase(), cut(v, 256).0.to_string())
+                                        })
+                                    })
+                                    .collect();
+                                self.headers(&headers, idx);
+                            }
+                        }
                         "quotaId" | "quota_id" => {
                             if let Json::String(s) = val {
                                 if self.quota_ids.len() < 16 {
@@ -198,7 +216,11 @@ impl Facts {
                             self.rate_limit_info(val, idx);
                             continue;
                         }
-                        if k == "codex_error_info" || k == "codexErrorInfo" {
+                        if k == "codex_error_info"
+                            || k == "codexErrorInfo"
+                            || k == "responseHeaders"
+                            || k == "response_headers"
+                        {
                             continue;
                         }
                         self.walk(val, idx, depth + 1, nest, budget);

@@ -341,6 +341,20 @@ mod tests {
     }
 
     #[test]
+    fn opencode_api_error_keeps_the_providers_headers_and_body() {
+        // `opencode run --format json`: the session's error event, an
+        // `APIError` whose data keeps the response's headers and body.
+        let f = facts(
+            r#"{"items":[{"kind":"stdout","lines":["{\"type\":\"error\",\"error\":{\"name\":\"APIError\",\"data\":{\"message\":\"Too Many Requests\",\"statusCode\":429,\"isRetryable\":true,\"responseHeaders\":{\"Retry-After\":\"17\",\"anthropic-ratelimit-requests-reset\":\"2026-11-30T12:01:00Z\"},\"responseBody\":\"{\\\"type\\\":\\\"error\\\",\\\"error\\\":{\\\"type\\\":\\\"rate_limit_error\\\",\\\"message\\\":\\\"slow down\\\"}}\"}}}"]}]}"#,
+        );
+        assert!(f.statuses.iter().any(|(s, _)| *s == 429));
+        assert_eq!(f.timing.retry_after.as_deref(), Some("17"));
+        assert_eq!(f.timing.reset_headers.len(), 1);
+        assert!(f.tokens.iter().any(|(t, _)| t == "rate_limit_error"));
+        assert!(f.hay[0].contains("slow down"));
+    }
+
+    #[test]
     fn nested_json_in_stderr_message() {
         let f = facts(
             r#"{"items":[{"kind":"stderr","lines":["ApiError: {\"error\":{\"message\":\"{\\n \\\"error\\\": {\\n \\\"code\\\": 429, \\\"status\\\": \\\"RESOURCE_EXHAUSTED\\\", \\\"details\\\": [{\\\"quotaId\\\": \\\"PerDayThing\\\"}]}}\",\"code\":429}}"]}]}"#,

@@ -8,6 +8,15 @@
 //! and `api_error_type`) — that is the error, and evidence; `system` `api_retry` events are its retry banners;
 //! `user` events carry tool results (the tool call was the effect); the
 //! final `result` says whether the turn failed.
+//!
+//! Signed in with a Claude subscription, Claude Code reads the provider's
+//! `anthropic-ratelimit-unified-*` headers, which it never prints, into a
+//! `rate_limit_event` (`rate_limit_info`: `status`, `resetsAt` in Unix
+//! seconds, `rateLimitType` — `five_hour`, `seven_day`, `overage`…), and
+//! repeats that object in the refused request's synthetic message
+//! (`api_error_params`). It is data where the message is prose ("resets
+//! 5:32am"), so the error's body carries it as `rate_limit_info`, which the
+//! classifier reads as the exhausted window and its exact reset.
 
 use super::{status_and_body, text_of, unparsed, ErrorReport, Finish, Read, Reader, Seen};
 use serde_json::Value;
@@ -17,6 +26,9 @@ pub struct Claude {
     /// Text already shown from partial deltas of the current message, so
     /// the complete message is not shown twice.
     streamed: bool,
+    /// The `rate_limit_info` of the last `rate_limit_event` that refused a
+    /// request, for the error that follows it.
+    refused: Option<Value>,
 }
 
 impl Reader for Claude {
@@ -28,6 +40,11 @@ impl Reader for Claude {
             "assistant" => self.assistant(&v),
             "stream_event" => self.partial(&v),
             "user" => Read::nothing(),
+            "rate_limit_event" => {
+                let info = v.get("rate_limit_info").unwrap_or(&Value::Null);
+                self.refused = rejected(info).then(|| info.clone());
+                Read::evidence(Vec::new())
+            }
             "system" => match v.get("subtype").and_then(Value::as_str) {
                 Some("init") => Read::work(
                     v.get("session_id")
@@ -54,7 +71,7 @@ impl Reader for Claude {
                     .unwrap_or_default();
                 let mut seen = Vec::new();
                 if !text.is_empty() {
-                    seen.push(Seen::Error(report(&text, &v)));
+                    seen.push(Seen::Error(report(&text, &v, self.refused.as_ref())));
                 }
                 seen.push(Seen::Finished(Finish::Failure));
                 Read::evidence(seen)
@@ -76,7 +93,7 @@ impl Claude {
             return Read::evidence(if text.is_empty() {
                 Vec::new()
             } else {
-                vec![Seen::Error(report(&text, v))]
+                vec![Seen::Error(report(&text, v, self.refused.as_ref()))]
             });
         }
         let mut seen = Vec::new();
@@ -141,7 +158,9 @@ impl Claude {
 /// (`api_error_status`) and error type (`api_error_type`). A body quoted in
 /// the message is the provider's own; otherwise the status and type are
 /// written back in the Anthropic error shape Claude Code read them from.
-fn report(text: &str, event: &Value) -> ErrorReport {
+/// A refused 429 adds the usage window that refused it (`rate_limit_info`,
+/// the message's own or the `rate_limit_event` before it).
+fn report(text: &str, event: &Value, refused: Option<&Value>) -> ErrorReport {
     let (quoted_status, quoted_body) = status_and_body(text);
     let status = event
         .get("api_error_status")
@@ -149,16 +168,34 @@ fn report(text: &str, event: &Value) -> ErrorReport {
         .and_then(|s| u16::try_from(s).ok())
         .or(quoted_status);
     let error_type = event.get("api_error_type").and_then(Value::as_str);
-    let body = quoted_body.or_else(|| {
+    let mut body = quoted_body.or_else(|| {
         error_type.map(|t| {
             serde_json::json!({"type": "error", "error": {"type": t, "message": text}}).to_string()
         })
     });
+    let window = event
+        .pointer("/api_error_params/rate_limit_info")
+        .filter(|i| rejected(i))
+        .or(refused);
+    if let (Some(429), Some(info)) = (status, window) {
+        let mut object = body
+            .as_deref()
+            .and_then(|b| serde_json::from_str::<Value>(b).ok())
+            .filter(Value::is_object)
+            .unwrap_or_else(|| serde_json::json!({"type": "error", "error": {"message": text}}));
+        object["rate_limit_info"] = info.clone();
+        body = Some(object.to_string());
+    }
     ErrorReport {
         status,
         body,
         message: Some(text.to_string()),
     }
+}
+
+/// A `rate_limit_info` that refused the request (not a near-limit warning).
+fn rejected(info: &Value) -> bool {
+    info.get("status").and_then(Value::as_str) == Some("rejected")
 }
 
 fn retry_notice(v: &Value) -> String {
@@ -244,6 +281,44 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_refused_usage_window_travels_with_the_error() {
+        // Claude Code 2.1.328 signed in with a subscription, past its
+        // 5-hour window (server/tests/agents/samples/claude).
+        let r = read(&[
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1796621000,"rateLimitType":"five_hour","utilization":0.9}}"#,
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1796621577,"rateLimitType":"five_hour","overageStatus":"rejected","isUsingOverage":false}}"#,
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"You've hit your 5-hour limit · resets 5:32am (UTC)"}]},"error":"rate_limit","is_api_error_message":true,"api_error_status":429,"api_error":"usage_limit_reached","api_error_type":"rate_limit_error"}"#,
+        ]);
+        assert!(r[0].keep && r[0].seen.is_empty(), "a warning is no error");
+        assert!(r[1].keep && r[1].seen.is_empty());
+        match &r[2].seen[..] {
+            [Seen::Error(e)] => {
+                assert_eq!(e.status, Some(429));
+                let body: Value =
+                    serde_json::from_str(e.body.as_deref().expect("body")).expect("json");
+                assert_eq!(body["error"]["type"], "rate_limit_error");
+                assert_eq!(body["rate_limit_info"]["resetsAt"], 1796621577);
+                assert_eq!(body["rate_limit_info"]["rateLimitType"], "five_hour");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The message's own copy wins; an overloaded error carries none.
+        let r = read(&[
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1,"rateLimitType":"seven_day"}}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error_type":"rate_limit_error","api_error_params":{"rate_limit_info":{"status":"rejected","resetsAt":2,"rateLimitType":"five_hour"}},"result":"You've hit your 5-hour limit"}"#,
+            r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"api_error_type":"overloaded_error","result":"API Error: 529 Overloaded"}"#,
+        ]);
+        let body = |read: &Read| match &read.seen[0] {
+            Seen::Error(e) => {
+                serde_json::from_str::<Value>(e.body.as_deref().expect("body")).expect("json")
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(body(&r[1])["rate_limit_info"]["resetsAt"], 2);
+        assert!(body(&r[2]).get("rate_limit_info").is_none());
     }
 
     #[test]

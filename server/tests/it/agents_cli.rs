@@ -152,6 +152,17 @@ pub fn claude_stream_json_partial(dir: &Path, base: &str) -> AgentSetup {
     claude_stream_json(dir, base).with_args(&["--include-partial-messages"])
 }
 
+/// Claude Code signed in with a Claude subscription (Pro/Max) instead of an
+/// API key: `CLAUDE_CODE_OAUTH_TOKEN`, as `claude setup-token` gives it.
+/// Only then does it read the `anthropic-ratelimit-unified-*` headers into
+/// `rate_limit_event` lines and usage-limit messages; with partial
+/// messages, as the runner runs it.
+pub fn claude_stream_json_subscription(dir: &Path, base: &str) -> AgentSetup {
+    let mut s = claude_stream_json_partial(dir, base);
+    s.env.retain(|(k, _)| k != "ANTHROPIC_API_KEY");
+    s.with_env("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-fake-token")
+}
+
 /// Codex: a `fake` model provider in `$CODEX_HOME/config.toml` (Codex ignores
 /// OPENAI_BASE_URL), `codex exec --json --skip-git-repo-check {prompt}`, its
 /// request and stream retries at 0.
@@ -803,6 +814,50 @@ async fn agents_claude_rate_limit_with_reset() {
         o.show()
     );
     assert_eq!(fake.model_calls(), 1);
+}
+
+#[tokio::test]
+async fn agents_claude_subscription_usage_limit() {
+    // A subscriber past the 5-hour window: Claude Code reads the unified
+    // headers into a `rate_limit_event` (the reset as Unix seconds and the
+    // window), then its synthetic error and result name the usage limit.
+    let reset = chrono::Utc::now().timestamp() + 3600;
+    let (o, fake) = scenario(
+        "claude",
+        "subscription_usage_limit",
+        claude_stream_json_subscription,
+        vec![Reply::anthropic_usage_limit(reset)],
+    )
+    .await;
+    let events = o.events_of("rate_limit_event");
+    assert_eq!(events.len(), 1, "{}", o.show());
+    let info = &events[0]["rate_limit_info"];
+    assert_eq!(info["status"], "rejected", "{}", o.show());
+    assert_eq!(info["resetsAt"], reset, "{}", o.show());
+    assert_eq!(info["rateLimitType"], "five_hour", "{}", o.show());
+    assert_eq!(info["overageStatus"], "rejected", "{}", o.show());
+    let e = claude_api_error(&o);
+    assert_eq!(e["api_error_status"], 429);
+    assert_eq!(e["api_error_type"], "rate_limit_error");
+    assert_eq!(e["api_error"], "usage_limit_reached");
+    assert_eq!(
+        e["api_error_params"]["rate_limit_info"]["resetsAt"],
+        reset,
+        "{}",
+        o.show()
+    );
+    assert!(
+        assistant_text(&e).starts_with("You've hit your 5-hour limit"),
+        "{}",
+        o.show()
+    );
+    assert_eq!(o.events_of("result")[0]["api_error"], "usage_limit_reached");
+    assert_eq!(fake.model_calls(), 1, "no retry of its own");
+    let reqs = fake.requests();
+    assert_eq!(
+        reqs[0].header("authorization"),
+        Some("Bearer sk-ant-oat01-fake-token")
+    );
 }
 
 #[tokio::test]

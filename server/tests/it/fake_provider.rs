@@ -207,6 +207,33 @@ impl Reply {
         )
     }
 
+    /// What Anthropic answers a Claude subscription (Pro/Max) past its
+    /// 5-hour window: 429 `rate_limit_error` with the
+    /// `anthropic-ratelimit-unified-*` headers that say which window is
+    /// exhausted (`representative-claim`) and when it resets (Unix seconds),
+    /// extra usage (overage) refused too. Claude Code, signed in with a
+    /// subscription token, reads these headers into its `rate_limit_event`
+    /// and names the reset in its message; no header reaches its output.
+    pub fn anthropic_usage_limit(reset_unix: i64) -> Reply {
+        let reset = reset_unix.to_string();
+        Reply::json_error(
+            429,
+            &[
+                ("anthropic-ratelimit-unified-status", "rejected".into()),
+                ("anthropic-ratelimit-unified-reset", reset.clone()),
+                ("anthropic-ratelimit-unified-representative-claim", "five_hour".into()),
+                ("anthropic-ratelimit-unified-5h-status", "rejected".into()),
+                ("anthropic-ratelimit-unified-5h-reset", reset.clone()),
+                ("anthropic-ratelimit-unified-5h-utilization", "1.0".into()),
+                ("anthropic-ratelimit-unified-overage-status", "rejected".into()),
+                ("anthropic-ratelimit-unified-overage-disabled-reason", "org_level_disabled".into()),
+                ("retry-after", (reset_unix - chrono::Utc::now().timestamp()).max(0).to_string()),
+                ("request-id", "req_fake_usage_limit".into()),
+            ],
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."}}"#.to_string(),
+        )
+    }
+
     /// Anthropic 401 `authentication_error`.
     pub fn anthropic_auth() -> Reply {
         Reply::json_error(

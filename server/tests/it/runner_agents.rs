@@ -8,11 +8,12 @@
 //! repeated; an unrecognised failure stops.
 
 use crate::agents_cli::{
-    claude_stream_json_partial, codex_json, gemini_acp, gemini_stream_json, AgentSetup, PROMPT,
+    claude_stream_json_partial, claude_stream_json_subscription, codex_json, gemini_acp,
+    gemini_stream_json, AgentSetup, PROMPT,
 };
 use crate::fake_provider::{FakeProvider, Reply};
 use crate::runner_harness::{profile, write_config, AgentTable, Cand, Run, Runner};
-use crate::support::{policy, Engine, TestServer};
+use crate::support::{policy, start_time, Engine, TestServer};
 use serde_json::json;
 use std::path::Path;
 
@@ -357,6 +358,47 @@ scenarios! {
     CODEX => codex,
     GEMINI => gemini,
     GEMINI_ACP => gemini_acp,
+}
+
+/// Claude Code signed in with a subscription rather than an API key.
+const CLAUDE_SUBSCRIPTION: Cli = Cli {
+    name: "claude",
+    format: "claude-stream-json",
+    agent: "claude-code",
+    provider: "anthropic",
+    setup: claude_stream_json_subscription,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_usage_limit_waits_for_its_reset_then_resumes() {
+    // The 5-hour window resets 10 minutes after the test clock's start.
+    // Claude Code hides the response headers, but its `rate_limit_event`
+    // carries the reset: the route waits exactly until then on the test
+    // clock, tries once more and succeeds.
+    let reset = start_time().timestamp() + 600;
+    let (run, fake) = run(
+        CLAUDE_SUBSCRIPTION,
+        vec![Reply::anthropic_usage_limit(reset), Reply::text("PONG-42")],
+        policy(3, 5, 0, "skip"),
+        policy(0, 0, 3600, "stop"),
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{}", show(&run));
+    assert_eq!(run.decisions(), vec!["wait_for_reset"], "{}", show(&run));
+    assert_eq!(run.codes(), vec!["quota_limited"], "{}", show(&run));
+    let first = run.attempts.last().expect("one attempt");
+    assert_eq!(first["class"], "hard", "{}", show(&run));
+    assert_eq!(
+        first["classification"]["reset_at"],
+        "2026-11-30T12:10:00Z",
+        "{}",
+        show(&run)
+    );
+    assert_eq!(run.waits.len(), 1, "{}", show(&run));
+    assert_eq!(run.waits[0].state, "waiting_for_reset");
+    assert_eq!(run.waits[0].seconds, 600.0, "{}", show(&run));
+    assert!(run.stdout.contains("PONG-42"), "{}", show(&run));
+    assert_eq!(fake.model_calls(), 2);
 }
 
 /// Gemini CLI over ACP with the permission answers the configuration gives.
