@@ -12,6 +12,8 @@
 //! - [`route`]: route snapshots, attempts, dispatches and events on the
 //!   wire, the typed vocabulary (decisions, stop reasons, outcomes,
 //!   dispatch and schedule states) and the state table ([`route::machine`]).
+//! - [`audit`]: who did what and when: actors, the audit trail, a
+//!   profile's kept revisions.
 //! - [`circuit`]: shared resource circuits on the wire.
 //! - [`evidence`]: the evidence envelope an adapter reports a failure
 //!   with, and its lenient, bounded readers.
@@ -37,6 +39,7 @@ mod names;
 
 pub mod access;
 pub mod api;
+pub mod audit;
 pub mod circuit;
 pub mod classification;
 pub mod error;

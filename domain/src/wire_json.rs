@@ -773,6 +773,8 @@ pub mod agree {
         agree::<RouteSnapshot>(snapshot());
         agree::<Vec<RouteSnapshot>>(json!([snapshot()]));
         agree::<RouteEvent>(json!({"id": 9, "kind": "route.failure", "route": snapshot()}));
+        agree::<RouteEvent>(json!({"id": 9, "kind": "route.action", "route": snapshot(),
+            "actor": {"kind": "person", "id": "u1", "name": "alice"}}));
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //! - [`http`]: the REST API and its OpenAPI document from one route list,
 //!   health probes, the Leptos pages, and [`http::Server`], the one place
 //!   a server is assembled.
+//! - [`audit`]: who acts (the request's actor, carried to the events and
+//!   audit entries it causes) and the audit trail.
 //! - [`unknown`]: the bounded log of evidence the catalogue did not match.
 //! - [`demo`]: the demo's simulated agents, the runner's session loop over
 //!   scripted attempts.
@@ -35,6 +37,7 @@
 // Leptos view types nest deeply; their Send checks need more room.
 #![recursion_limit = "256"]
 
+pub mod audit;
 pub mod auth;
 pub mod bench;
 pub mod circuits;

@@ -4,6 +4,7 @@
 
 use crate::clock::{from_ms, SharedClock};
 use crate::store::{DynStore, ProfileRow, StoreError};
+use domain::audit::Actor;
 use domain::ids::ProfileId;
 use domain::policy::{ErrorClass, FieldError};
 use domain::profile::{
@@ -121,7 +122,7 @@ impl Profiles {
             created_at_ms: now,
             updated_at_ms: now,
         };
-        let row = self.store.insert_profile(&row).await?;
+        let row = self.store.insert_profile(&row, &acting()).await?;
         Ok(self.load(row).await)
     }
 
@@ -140,7 +141,14 @@ impl Profiles {
         let document = document_json(&draft.candidates);
         match self
             .store
-            .update_profile(id, expected, &draft.name, &document, self.clock.now_ms())
+            .update_profile(
+                id,
+                expected,
+                &draft.name,
+                &document,
+                self.clock.now_ms(),
+                &acting(),
+            )
             .await
         {
             Ok(row) => Ok(self.load(row).await),
@@ -152,7 +160,12 @@ impl Profiles {
     }
 
     pub async fn delete(&self, id: &str, expected_revision: Option<i64>) -> Result<()> {
-        match self.store.delete_profile(id, expected_revision).await {
+        let now = self.clock.now_ms();
+        match self
+            .store
+            .delete_profile(id, expected_revision, &acting(), now)
+            .await
+        {
             Ok(()) => Ok(()),
             Err(StoreError::StaleRevision { .. }) => Err(ProfileError::Stale {
                 current: Box::new(self.get(id).await?),
@@ -224,6 +237,12 @@ impl Profiles {
             .await?;
         Ok(Some(profile))
     }
+}
+
+/// Who changes a profile, as stored: the request's actor; the server's own
+/// (the example seeded on first start) is the timer's.
+fn acting() -> String {
+    crate::audit::actor_json(&crate::audit::current().unwrap_or_else(Actor::timer))
 }
 
 fn document_json(candidates: &[Candidate]) -> String {

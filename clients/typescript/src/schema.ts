@@ -4,6 +4,27 @@
  */
 
 export interface paths {
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit trail, oldest first: every manual action, profile change,
+         *     token and person change, circuit release and webhook change, with who
+         *     made it and when. Page with `after` (the last `id` seen).
+         */
+        get: operations["list_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/catalogue": {
         parameters: {
             query?: never;
@@ -286,6 +307,26 @@ export interface paths {
         post?: never;
         /** Delete a profile (optionally only at a given revision). */
         delete: operations["delete_profile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/profiles/{id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every kept revision of a profile, oldest first, with who saved it and
+         *     when (kept after the profile is deleted).
+         */
+        get: operations["list_profile_revisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -610,6 +651,20 @@ export interface components {
             /** Format: int64 */
             expected_generation: number;
         };
+        /**
+         * @description Who did something. `id` and `name` name the person, the token or the
+         *     host user; a timer has neither.
+         */
+        Actor: {
+            id?: string | null;
+            kind: components["schemas"]["ActorKind"];
+            name?: string | null;
+        };
+        /**
+         * @description What kind of actor did something.
+         * @enum {string}
+         */
+        ActorKind: "timer" | "caller" | "person" | "token" | "local" | "command_line";
         AdvanceClock: {
             /** Format: double */
             advance_seconds: number;
@@ -666,6 +721,31 @@ export interface components {
             /** Format: int64 */
             seq: number;
             unsafe_reason?: null | components["schemas"]["UnsafeReason"];
+        };
+        /**
+         * @description What an audited change was.
+         * @enum {string}
+         */
+        AuditAction: "route.action" | "profile.created" | "profile.updated" | "profile.deleted" | "token.created" | "token.revoked" | "person.added" | "person.disabled" | "person.enabled" | "person.removed" | "person.permissions" | "circuit.released" | "circuit.probed" | "webhook.created" | "webhook.removed";
+        /** @description One entry of the audit trail (`GET /api/v1/audit`), oldest first. */
+        AuditEntry: {
+            action: components["schemas"]["AuditAction"];
+            actor: components["schemas"]["Actor"];
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description What changed, where it says more than the action (the manual
+             *     action and its generation, a profile's new revision, a person's
+             *     permissions).
+             */
+            detail?: Record<string, unknown> | null;
+            /** Format: int64 */
+            id: number;
+            /**
+             * @description The id or name of what changed (a route, profile, token, person,
+             *     circuit or webhook).
+             */
+            subject: string;
         };
         Caller: {
             kind: components["schemas"]["CallerKind"];
@@ -1152,6 +1232,18 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description A profile as it was saved at one revision, and by whom. */
+        ProfileRevision: {
+            actor: components["schemas"]["Actor"];
+            /** Format: date-time */
+            at: string;
+            /** @description The profile's candidates with their policies, as stored. */
+            document: Record<string, unknown>;
+            name: string;
+            profile_id: string;
+            /** Format: int64 */
+            revision: number;
+        };
         /**
          * @description A profile as clients send it to create, update or validate. `revision`
          *     is required on update; candidate `id`s are optional on create.
@@ -1196,6 +1288,7 @@ export interface components {
         };
         /** @description A committed transition, as `GET /api/v1/events` streams it. */
         RouteEvent: {
+            actor?: null | components["schemas"]["Actor"];
             /** Format: int64 */
             id: number;
             kind: components["schemas"]["EventKind"];
@@ -1367,6 +1460,76 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_audit: {
+        parameters: {
+            query?: {
+                /** @description Entries with an id above this one (the last id of the page before). */
+                after?: number;
+                /**
+                 * @description Only entries about this route, profile, token, person, circuit or
+                 *     webhook id.
+                 */
+                subject?: string;
+                /** @description At most this many (1–500, default 100). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Entries after `after`, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntry"][];
+                };
+            };
+            /** @description A query parameter is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     get_catalogue: {
         parameters: {
             query?: never;
@@ -2545,6 +2708,60 @@ export interface operations {
             };
             /** @description `stale_revision`: the profile is no longer at `revision`; `profile` is the stored one */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    list_profile_revisions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The profile's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Its revisions, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileRevision"][];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No revision of such a profile is kept */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

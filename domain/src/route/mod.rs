@@ -420,6 +420,7 @@ mod read {
                 id: o.get("id")?,
                 kind: o.get("kind")?,
                 route: o.get("route")?,
+                actor: o.get("actor")?,
             })
         }
     }
@@ -480,4 +481,8 @@ pub struct RouteEvent {
     pub id: i64,
     pub kind: EventKind,
     pub route: RouteSnapshot,
+    /// Who caused it: the timer, the caller, or the person or token who
+    /// acted. Absent on events committed before actors were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<crate::audit::Actor>,
 }

@@ -9,6 +9,8 @@ use super::secret;
 use crate::clock::SharedClock;
 use crate::store::{DecisionRows, DynStore, PersonRow, StoreError, TokenRow, UserRow};
 use axum::http::HeaderMap;
+use domain::audit::AuditAction;
+use serde_json::json;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "kandev_session";
@@ -184,7 +186,26 @@ impl Access {
             revoked_at_ms: None,
         };
         self.store.insert_token(&row).await?;
+        self.audited(
+            AuditAction::TokenCreated,
+            &row.id,
+            json!({ "name": row.name, "permissions": row.permissions }),
+        )
+        .await?;
         Ok(NewToken { row, secret })
+    }
+
+    /// Records `action` on `subject` in the audit trail, as the current
+    /// request's actor (the command line's, the server's own otherwise).
+    async fn audited(
+        &self,
+        action: AuditAction,
+        subject: &str,
+        detail: serde_json::Value,
+    ) -> Result<(), StoreError> {
+        crate::audit::Audit::new(self.store.clone(), self.clock.clone())
+            .record(action, subject, Some(detail))
+            .await
     }
 
     pub async fn list_tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
@@ -193,9 +214,15 @@ impl Access {
 
     /// Revokes the live token with this id or name.
     pub async fn revoke_token(&self, id_or_name: &str) -> Result<Vec<TokenRow>, StoreError> {
-        self.store
+        let revoked = self
+            .store
             .revoke_token(id_or_name, chrono::Utc::now().timestamp_millis())
-            .await
+            .await?;
+        for t in &revoked {
+            self.audited(AuditAction::TokenRevoked, &t.id, json!({ "name": t.name }))
+                .await?;
+        }
+        Ok(revoked)
     }
 }
 
@@ -221,7 +248,30 @@ impl Access {
             created_at_ms: self.now_ms(),
         };
         self.store.insert_user(&row).await?;
+        self.audited(
+            AuditAction::PersonAdded,
+            &row.id,
+            json!({ "name": row.name, "permissions": row.permissions }),
+        )
+        .await?;
         Ok(row)
+    }
+
+    /// Audits `action` on the person `changed` names, when one did.
+    async fn person_changed(
+        &self,
+        action: AuditAction,
+        changed: Result<Option<UserRow>, StoreError>,
+    ) -> Result<Option<UserRow>, StoreError> {
+        if let Some(u) = changed.as_ref().ok().and_then(Option::as_ref) {
+            self.audited(
+                action,
+                &u.id,
+                json!({ "name": u.name, "permissions": u.permissions }),
+            )
+            .await?;
+        }
+        changed
     }
 
     /// Everyone, with their live sessions counted.
@@ -233,18 +283,25 @@ impl Access {
     /// close within [`crate::http::STREAM_RECHECK`]) and they cannot sign
     /// in until enabled again.
     pub async fn disable_user(&self, id_or_name: &str) -> Result<Option<UserRow>, StoreError> {
-        self.store
+        let changed = self
+            .store
             .set_user_disabled(id_or_name, Some(self.now_ms()))
+            .await;
+        self.person_changed(AuditAction::PersonDisabled, changed)
             .await
     }
 
     pub async fn enable_user(&self, id_or_name: &str) -> Result<Option<UserRow>, StoreError> {
-        self.store.set_user_disabled(id_or_name, None).await
+        let changed = self.store.set_user_disabled(id_or_name, None).await;
+        self.person_changed(AuditAction::PersonEnabled, changed)
+            .await
     }
 
     /// Removes a person; their sessions end at once.
     pub async fn remove_user(&self, id_or_name: &str) -> Result<Option<UserRow>, StoreError> {
-        self.store.remove_user(id_or_name).await
+        let changed = self.store.remove_user(id_or_name).await;
+        self.person_changed(AuditAction::PersonRemoved, changed)
+            .await
     }
 
     /// Changes a person's permissions with `change` (their sessions carry
@@ -262,8 +319,11 @@ impl Access {
             return Ok(None);
         };
         let now = change(Permissions::from_stored(&person.user.permissions));
-        self.store
+        let changed = self
+            .store
             .set_user_permissions(&person.user.id, &now.to_list_string())
+            .await;
+        self.person_changed(AuditAction::PersonPermissions, changed)
             .await
     }
 

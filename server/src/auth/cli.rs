@@ -27,6 +27,8 @@ fn block_on(work: impl std::future::Future<Output = Result<(), String>>) -> Exit
             return ExitCode::FAILURE;
         }
     };
+    // What an operator changes here is audited as theirs.
+    let work = crate::audit::acting(crate::audit::command_line(), work);
     match runtime.block_on(work) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

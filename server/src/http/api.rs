@@ -8,7 +8,7 @@ mod answers;
 use super::guard::{guarded, guarded_decision};
 use super::openapi::ApiDoc;
 use super::{
-    circuits, health, people, profiles, prometheus, routes, session, AppState, HttpError,
+    audit, circuits, health, people, profiles, prometheus, routes, session, AppState, HttpError,
     HttpResult,
 };
 use crate::auth::{Permission, Rule};
@@ -78,6 +78,7 @@ fn v1() -> Vec<Entry> {
         doc(READ, routes!(profiles::get)),
         doc(MANAGE, routes!(profiles::update)),
         doc(MANAGE, routes!(profiles::delete)),
+        doc(READ, routes!(audit::revisions)),
         doc(READ, routes!(routes::list)),
         // The handler picks: `office:assign` for the office caller,
         // `profiles:select` for every other.
@@ -116,6 +117,8 @@ fn v1() -> Vec<Entry> {
         doc(Rule::Need(Permission::Admin), routes!(people::enable)),
         doc(Rule::Need(Permission::Admin), routes!(people::remove)),
         doc(Rule::Need(Permission::Admin), routes!(people::permissions)),
+        // The audit trail names people and tokens: administrators only.
+        doc(Rule::Need(Permission::Admin), routes!(audit::list)),
         // The API's description holds no data.
         doc(Rule::Public, routes!(openapi_json)),
     ]

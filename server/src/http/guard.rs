@@ -107,11 +107,13 @@ async fn admit_and_run(
                     return HttpError::RateLimited("evidence reports", seconds).into_response();
                 }
             }
+            let actor = crate::audit::actor_of(&principal);
             req.extensions_mut().insert(principal);
             if let Some(read) = read {
                 req.extensions_mut().insert(DecisionRead(read));
             }
-            no_store(next.run(req).await)
+            // What the handler commits is this principal's doing.
+            no_store(crate::audit::acting(actor, next.run(req)).await)
         }
         Ok((None, _)) => next.run(req).await,
         Err(e) => e.into_response(),

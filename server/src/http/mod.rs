@@ -18,6 +18,7 @@
 //!   the tests and the benchmarks.
 
 pub mod api;
+mod audit;
 mod circuits;
 pub mod conn;
 mod error;
@@ -79,6 +80,13 @@ pub struct AppState {
     pub limits: conn::ConnectionLimits,
     /// `/readyz`'s last verdict, shared by the probes of a period.
     pub ready: Arc<health::ReadyCache>,
+}
+
+impl AppState {
+    /// The audit trail over this state's store and clock.
+    pub fn audit(&self) -> crate::audit::Audit {
+        crate::audit::Audit::new(self.store.clone(), self.clock.clone())
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -27,7 +27,9 @@ use utoipa::OpenApi;
         domain::api::FailureAnswer, domain::api::ClaimAnswer, domain::api::AckRequest,
         domain::evidence::Evidence, domain::classification::Classification,
         domain::circuit::CircuitList, domain::circuit::CircuitView, domain::circuit::CircuitHold,
-        domain::circuit::CircuitScope, domain::circuit::CircuitStatus, domain::error::Viewer
+        domain::circuit::CircuitScope, domain::circuit::CircuitStatus, domain::error::Viewer,
+        domain::audit::Actor, domain::audit::ActorKind, domain::audit::AuditAction,
+        domain::audit::AuditEntry, domain::audit::ProfileRevision
     )),
     tags(
         (name = "profiles", description = "Dynamic profiles and their per-class recovery policies"),
@@ -35,6 +37,7 @@ use utoipa::OpenApi;
         (name = "dispatches", description = "Claiming and acknowledging prompt deliveries"),
         (name = "circuits", description = "Shared resource circuits: one probe when a provider, account, model or profile fails for everyone"),
         (name = "access", description = "Who is signed in; signing out"),
+        (name = "audit", description = "Who changed what, and when"),
         (name = "test", description = "Only with serve --test-clock")
     ),
     modifiers(&BearerAuth, &ClosedProfileBodies),

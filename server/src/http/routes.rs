@@ -21,6 +21,7 @@ use domain::api::{
     AckRequest, ActionRequest, ClaimAnswer, ClaimRequest, CreateRoute, EffectReport, FailureAnswer,
     InvocationReport,
 };
+use domain::audit::AuditAction;
 use domain::error::{ApiError, ErrorCode};
 use domain::ids::RouteId;
 use domain::policy::{FieldError, FieldErrorCode};
@@ -290,7 +291,17 @@ pub async fn actions(
     Path(id): Path<RouteId>,
     JsonBody(req): JsonBody<ActionRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
-    Ok(Json(s.routes.act(&id, req).await?))
+    let detail = serde_json::json!({
+        "action": req.action,
+        "expected_generation": req.expected_generation,
+    });
+    let route = s.routes.act(&id, req).await?;
+    let mut detail = detail;
+    detail["generation"] = serde_json::json!(route.generation);
+    s.audit()
+        .record(AuditAction::RouteAction, id.as_str(), Some(detail))
+        .await?;
+    Ok(Json(route))
 }
 
 /// The answer for `what` (`route`, `dispatch`) when `caller` may not
@@ -490,8 +501,12 @@ pub const SHUTDOWN_EVENT: &str = "shutdown";
 
 /// One committed event as the stream sends it.
 fn sse_event(e: &EventRow) -> Event {
+    let actor = match &e.actor {
+        Some(actor) => format!(",\"actor\":{actor}"),
+        None => String::new(),
+    };
     let payload = format!(
-        "{{\"id\":{},\"kind\":{},\"route\":{}}}",
+        "{{\"id\":{},\"kind\":{},\"route\":{}{actor}}}",
         e.id,
         serde_json::Value::from(e.kind.as_str()),
         e.payload

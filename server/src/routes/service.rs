@@ -249,6 +249,8 @@ impl Routes {
         });
         change.commit.route = Some(change.route.to_row());
         change.commit.event_kind = kind.to_string();
+        let actor = crate::audit::event_actor(kind, crate::audit::current());
+        change.commit.event_actor = Some(crate::audit::actor_json(&actor));
         change.commit.event_payload =
             serde_json::to_string(&snapshot).expect("snapshots serialise");
         let (store, signals, kind) = (self.store.clone(), self.signals.clone(), kind.to_string());

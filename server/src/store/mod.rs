@@ -18,6 +18,7 @@
 //! server wake at once instead of at their next poll.
 
 pub(crate) mod access;
+pub(crate) mod audit;
 pub(crate) mod group;
 mod hot;
 mod pg_batch;
@@ -32,6 +33,7 @@ pub(crate) mod sqlite_writer;
 pub(crate) mod transition;
 
 pub use access::{AccessStore, PersonRow, TokenRow, UserRow};
+pub use audit::{AuditRow, AuditStore, ProfileRevisionRow};
 pub use postgres::{CommitListener, Heard, PgStore};
 pub use rows::{
     Announcement, AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit,
@@ -121,9 +123,10 @@ pub enum Engine {
     Postgres,
 }
 
-/// Every store also holds the access tables ([`AccessStore`]).
+/// Every store also holds the access tables ([`AccessStore`]) and the
+/// audit trail ([`AuditStore`]).
 #[async_trait]
-pub trait Store: AccessStore + Send + Sync + 'static {
+pub trait Store: AccessStore + AuditStore + Send + Sync + 'static {
     fn engine(&self) -> Engine;
 
     /// A cheap round trip, for `/readyz`; also fails once the store can no
@@ -134,11 +137,14 @@ pub trait Store: AccessStore + Send + Sync + 'static {
 
     async fn get_profile(&self, id: &str) -> Result<Option<ProfileRow>>;
 
-    /// Inserts a new profile at revision 1.
-    async fn insert_profile(&self, row: &ProfileRow) -> Result<ProfileRow>;
+    /// Inserts a new profile at revision 1, with that revision kept
+    /// (`profile_revisions`) and audited as `actor`'s (JSON of a
+    /// `domain::audit::Actor`), in one transaction.
+    async fn insert_profile(&self, row: &ProfileRow, actor: &str) -> Result<ProfileRow>;
 
     /// Replaces name and document if the stored revision is
-    /// `expected_revision`; the new revision is one more.
+    /// `expected_revision`; the new revision is one more, kept and audited
+    /// as `actor`'s with it.
     async fn update_profile(
         &self,
         id: &str,
@@ -146,6 +152,7 @@ pub trait Store: AccessStore + Send + Sync + 'static {
         name: &str,
         document: &str,
         now_ms: i64,
+        actor: &str,
     ) -> Result<ProfileRow>;
 
     /// Rewrites a document without changing its meaning or revision: the
@@ -159,7 +166,14 @@ pub trait Store: AccessStore + Send + Sync + 'static {
     ) -> Result<()>;
 
     /// Deletes a profile; with `expected_revision`, only at that revision.
-    async fn delete_profile(&self, id: &str, expected_revision: Option<i64>) -> Result<()>;
+    /// Audited as `actor`'s, at `now_ms`, with it; its kept revisions stay.
+    async fn delete_profile(
+        &self,
+        id: &str,
+        expected_revision: Option<i64>,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<()>;
 
     async fn get_setting(&self, key: &str) -> Result<Option<String>>;
 

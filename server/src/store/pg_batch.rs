@@ -131,10 +131,11 @@ const BATCH: &str = "WITH ordered AS MATERIALIZED (SELECT pg_advisory_xact_lock(
      $56::bigint[], $57::bigint[], $58::text[], $59::text[], $60::text[], $61::text[], \
      $62::text[], $63::bigint[], $64::bigint[], $65::bigint[], $66::bigint[], $73::text[]) \
      WHERE (SELECT ok FROM held)), \
-     e AS (INSERT INTO events (route_id, kind, payload, created_at) \
-     SELECT route_id, kind, payload, created_at \
-     FROM UNNEST($67::text[], $68::text[], $69::text[], $70::bigint[]) WITH ORDINALITY \
-     AS v(route_id, kind, payload, created_at, n) WHERE (SELECT ok FROM held) \
+     e AS (INSERT INTO events (route_id, kind, payload, created_at, actor) \
+     SELECT route_id, kind, payload, created_at, actor \
+     FROM UNNEST($67::text[], $68::text[], $69::text[], $70::bigint[], $74::text[]) \
+     WITH ORDINALITY AS v(route_id, kind, payload, created_at, actor, n) \
+     WHERE (SELECT ok FROM held) \
      ORDER BY n RETURNING id, route_id), \
      announced AS (SELECT pg_notify('kandev_recovery_commits', \
      (SELECT MAX(id) FROM e)::text || $71) WHERE (SELECT ok FROM held)) \
@@ -264,10 +265,12 @@ pub(crate) async fn write(conn: &mut PgConnection, commits: &[Commit]) -> SetBas
         .bind(column!(commits, |c| c.event_payload.as_str()))
         .bind(column!(routes, |r| r.updated_at))
         .bind(tail)
-        // Columns added after the rest: attempts' detail ($72) and
+        // Columns added after the rest: attempts' detail ($72),
         // dispatches' resume ($73).
         .bind(column!(attempts, |a| a.detail.as_deref()))
-        .bind(column!(dispatches, |d| d.resume.as_deref()));
+        .bind(column!(dispatches, |d| d.resume.as_deref()))
+        // And events' actor ($74).
+        .bind(column!(commits, |c| c.event_actor.as_deref()));
     let events = match q.fetch_all(&mut *conn).await {
         Ok(events) => events,
         Err(e) => return written_after(e),

@@ -146,6 +146,9 @@ pub struct EventRow {
     pub kind: String,
     pub payload: String,
     pub created_at: i64,
+    /// Who caused it ([`domain::audit::Actor`] as JSON); `None` on events
+    /// committed before actors were recorded.
+    pub actor: Option<String>,
 }
 
 /// Everything one transition writes. The store applies it atomically:
@@ -191,6 +194,9 @@ pub struct Commit {
     pub event_kind: String,
     /// The event's payload (a route snapshot), without its id.
     pub event_payload: String,
+    /// Who caused the transition ([`domain::audit::Actor`] as JSON),
+    /// stored with its event.
+    pub event_actor: Option<String>,
 }
 
 /// The idempotency key a route was created with (`route_keys`): who sent

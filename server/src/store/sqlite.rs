@@ -362,7 +362,10 @@ mod tests {
             created_at_ms: 1,
             updated_at_ms: 1,
         };
-        store.insert_profile(&profile("before")).await.unwrap();
+        store
+            .insert_profile(&profile("before"), r#"{"kind":"timer"}"#)
+            .await
+            .unwrap();
         let target = store.target.clone().expect("a file by name");
         target.log.fail_with(&std::io::Error::other("EIO"));
 
@@ -371,17 +374,25 @@ mod tests {
             other => panic!("{what} answered {other:?}"),
         };
         refused(
-            store.insert_profile(&profile("after")).await.map(drop),
+            store
+                .insert_profile(&profile("after"), r#"{"kind":"timer"}"#)
+                .await
+                .map(drop),
             "insert_profile",
         );
         refused(
             store
-                .update_profile("before", 1, "b", "[]", 2)
+                .update_profile("before", 1, "b", "[]", 2, r#"{"kind":"timer"}"#)
                 .await
                 .map(drop),
             "update_profile",
         );
-        refused(store.delete_profile("before", None).await, "delete_profile");
+        refused(
+            store
+                .delete_profile("before", None, r#"{"kind":"timer"}"#, 0)
+                .await,
+            "delete_profile",
+        );
         refused(
             store.set_setting_once("k", "v").await.map(drop),
             "set_setting_once",

@@ -161,7 +161,8 @@ const INSERT_DISPATCH: &str =
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 
 const INSERT_EVENT: &str =
-    "INSERT INTO events (route_id, kind, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id";
+    "INSERT INTO events (route_id, kind, payload, created_at, actor) VALUES ($1, $2, $3, $4, $5) \
+     RETURNING id";
 
 /// Everything `c` says, in the order it must run: the route fenced by its
 /// generation first (so nothing else is written for a moved-on route),
@@ -407,6 +408,7 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
             Text(&c.event_kind),
             Text(&c.event_payload),
             Int(route.updated_at),
+            OptText(c.event_actor.as_deref()),
         ],
         check: Check::EventId,
     });

@@ -269,14 +269,17 @@ async fn legacy_documents_normalise_once_or_load_as_configuration_errors(engine:
          "policy": {"on_error": "retry_same", "per_code": {"quota_limited": "try_next"}}}
     ]);
     s.db.store
-        .insert_profile(&ProfileRow {
-            id: "legacy".into(),
-            name: "Old".into(),
-            revision: 1,
-            document: legacy.to_string(),
-            created_at_ms: 0,
-            updated_at_ms: 0,
-        })
+        .insert_profile(
+            &ProfileRow {
+                id: "legacy".into(),
+                name: "Old".into(),
+                revision: 1,
+                document: legacy.to_string(),
+                created_at_ms: 0,
+                updated_at_ms: 0,
+            },
+            r#"{"kind":"timer"}"#,
+        )
         .await
         .unwrap();
     let (st, p) = send(reqwest::Method::GET, s.url("/api/v1/profiles/legacy"), None).await;
@@ -297,14 +300,17 @@ async fn legacy_documents_normalise_once_or_load_as_configuration_errors(engine:
     let broken =
         json!([{"id": "b", "label": "B", "agent": "x", "policy": {"on_error": "retry_forever"}}]);
     s.db.store
-        .insert_profile(&ProfileRow {
-            id: "broken".into(),
-            name: "Broken".into(),
-            revision: 1,
-            document: broken.to_string(),
-            created_at_ms: 1,
-            updated_at_ms: 1,
-        })
+        .insert_profile(
+            &ProfileRow {
+                id: "broken".into(),
+                name: "Broken".into(),
+                revision: 1,
+                document: broken.to_string(),
+                created_at_ms: 1,
+                updated_at_ms: 1,
+            },
+            r#"{"kind":"timer"}"#,
+        )
         .await
         .unwrap();
     let (st, p) = send(reqwest::Method::GET, s.url("/api/v1/profiles/broken"), None).await;

@@ -39,6 +39,7 @@ mod access_hardening;
 mod access_leaks;
 mod agents_cli;
 mod api_fuzz_findings;
+mod audit;
 mod classify_cli;
 mod classify_collisions;
 mod classify_corpus;

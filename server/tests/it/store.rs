@@ -21,16 +21,22 @@ async fn profiles_crud_with_revisions(engine: Engine) {
     let db = TestDb::new(engine).await;
     let s = &db.store;
     assert!(s.list_profiles().await.unwrap().is_empty());
-    let a = s.insert_profile(&row("a")).await.unwrap();
+    let a = s
+        .insert_profile(&row("a"), r#"{"kind":"timer"}"#)
+        .await
+        .unwrap();
     assert_eq!(a.revision, 1);
-    s.insert_profile(&ProfileRow {
-        created_at_ms: 2_000,
-        ..row("b")
-    })
+    s.insert_profile(
+        &ProfileRow {
+            created_at_ms: 2_000,
+            ..row("b")
+        },
+        r#"{"kind":"timer"}"#,
+    )
     .await
     .unwrap();
     assert!(matches!(
-        s.insert_profile(&row("a")).await,
+        s.insert_profile(&row("a"), r#"{"kind":"timer"}"#).await,
         Err(StoreError::AlreadyExists)
     ));
 
@@ -44,7 +50,7 @@ async fn profiles_crud_with_revisions(engine: Engine) {
     assert_eq!(listed, ["a", "b"]);
 
     let updated = s
-        .update_profile("a", 1, "renamed", "[1]", 5_000)
+        .update_profile("a", 1, "renamed", "[1]", 5_000, r#"{"kind":"timer"}"#)
         .await
         .unwrap();
     assert_eq!(
@@ -59,13 +65,17 @@ async fn profiles_crud_with_revisions(engine: Engine) {
     assert_eq!(updated.updated_at_ms, 5_000);
 
     // A stale revision changes nothing and reports the stored one.
-    match s.update_profile("a", 1, "lost", "[2]", 6_000).await {
+    match s
+        .update_profile("a", 1, "lost", "[2]", 6_000, r#"{"kind":"timer"}"#)
+        .await
+    {
         Err(StoreError::StaleRevision { current }) => assert_eq!(current, 2),
         other => panic!("expected a stale revision, got {other:?}"),
     }
     assert_eq!(s.get_profile("a").await.unwrap().unwrap().name, "renamed");
     assert!(matches!(
-        s.update_profile("zz", 1, "x", "[]", 1).await,
+        s.update_profile("zz", 1, "x", "[]", 1, r#"{"kind":"timer"}"#)
+            .await,
         Err(StoreError::NotFound)
     ));
 
@@ -77,13 +87,16 @@ async fn profiles_crud_with_revisions(engine: Engine) {
     assert_eq!((a.document.as_str(), a.revision), ("[3]", 2));
 
     assert!(matches!(
-        s.delete_profile("a", Some(1)).await,
+        s.delete_profile("a", Some(1), r#"{"kind":"timer"}"#, 0)
+            .await,
         Err(StoreError::StaleRevision { current: 2 })
     ));
-    s.delete_profile("a", Some(2)).await.unwrap();
+    s.delete_profile("a", Some(2), r#"{"kind":"timer"}"#, 0)
+        .await
+        .unwrap();
     assert!(s.get_profile("a").await.unwrap().is_none());
     assert!(matches!(
-        s.delete_profile("a", None).await,
+        s.delete_profile("a", None, r#"{"kind":"timer"}"#, 0).await,
         Err(StoreError::NotFound)
     ));
 }
@@ -744,7 +757,9 @@ async fn route_lists_filter_by_any_combination(engine: Engine) {
 async fn a_route_is_read_with_its_profile(engine: Engine) {
     let db = TestDb::new(engine).await;
     let s = &db.store;
-    s.insert_profile(&row("p")).await.unwrap();
+    s.insert_profile(&row("p"), r#"{"kind":"timer"}"#)
+        .await
+        .unwrap();
     let open = Commit {
         route: Some(route_row("r", 1)),
         event_kind: "route.created".into(),
@@ -756,7 +771,9 @@ async fn a_route_is_read_with_its_profile(engine: Engine) {
     assert_eq!(route, s.get_route("r").await.unwrap().unwrap());
     assert_eq!(profile, s.get_profile("p").await.unwrap());
     assert!(profile.is_some());
-    s.delete_profile("p", None).await.unwrap();
+    s.delete_profile("p", None, r#"{"kind":"timer"}"#, 0)
+        .await
+        .unwrap();
     let (route, profile) = s.get_route_and_profile("r").await.unwrap().unwrap();
     assert_eq!((route.id.as_str(), profile), ("r", None));
     assert_eq!(s.get_route_and_profile("nope").await.unwrap(), None);
@@ -769,7 +786,9 @@ async fn a_route_is_read_with_its_profile(engine: Engine) {
 async fn a_route_is_read_for_a_decision_with_its_profile_and_the_circuits(engine: Engine) {
     let db = TestDb::new(engine).await;
     let s = &db.store;
-    s.insert_profile(&row("p")).await.unwrap();
+    s.insert_profile(&row("p"), r#"{"kind":"timer"}"#)
+        .await
+        .unwrap();
     s.commit(&Commit {
         route: Some(route_row("r", 1)),
         event_kind: "route.created".into(),
@@ -808,7 +827,9 @@ async fn a_route_is_read_for_a_decision_with_its_profile_and_the_circuits(engine
     assert_eq!(circuits, s.list_circuits().await.unwrap());
     assert_eq!(circuits.len(), 2);
 
-    s.delete_profile("p", None).await.unwrap();
+    s.delete_profile("p", None, r#"{"kind":"timer"}"#, 0)
+        .await
+        .unwrap();
     let read = s.get_route_for_decision("r").await.unwrap().unwrap();
     assert_eq!((read.route.id.as_str(), read.profile), ("r", None));
     assert_eq!(read.circuits.len(), 2);
@@ -821,7 +842,9 @@ async fn a_route_is_read_for_a_decision_with_its_profile_and_the_circuits(engine
 async fn a_route_is_read_for_a_decision_with_the_token(engine: Engine) {
     let db = TestDb::new(engine).await;
     let s = &db.store;
-    s.insert_profile(&row("p")).await.unwrap();
+    s.insert_profile(&row("p"), r#"{"kind":"timer"}"#)
+        .await
+        .unwrap();
     s.commit(&Commit {
         route: Some(route_row("r", 1)),
         event_kind: "route.created".into(),

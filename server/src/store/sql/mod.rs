@@ -49,7 +49,7 @@ pub(crate) fn select(columns: &str, rest: &str) -> String {
 /// like a route transition. PostgreSQL's store is always healthy here.
 macro_rules! impl_store {
     ($store:ty, $db:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr, orphaned = $orphaned:expr, db_now = $db_now:expr, notify = $notify:expr) => {
-        $crate::store::sql::profiles::profiles_sql!($store, begin = $begin);
+        $crate::store::sql::profiles::profiles_sql!($store, $db, begin = $begin);
         $crate::store::sql::unknown::unknown_sql!($store, begin = $begin);
         $crate::store::sql::counts::counts_sql!($store, db_now = $db_now);
         $crate::store::sql::routes::routes_sql!($store, $db);
@@ -101,8 +101,9 @@ macro_rules! impl_store {
             async fn insert_profile(
                 &self,
                 row: &$crate::store::ProfileRow,
+                actor: &str,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
-                profiles::insert_profile(self, row).await
+                profiles::insert_profile(self, row, actor).await
             }
 
             async fn update_profile(
@@ -112,8 +113,10 @@ macro_rules! impl_store {
                 name: &str,
                 document: &str,
                 now_ms: i64,
+                actor: &str,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
-                profiles::update_profile(self, id, expected_revision, name, document, now_ms).await
+                profiles::update_profile(self, id, expected_revision, name, document, now_ms, actor)
+                    .await
             }
 
             async fn normalise_profile_document(
@@ -129,8 +132,10 @@ macro_rules! impl_store {
                 &self,
                 id: &str,
                 expected_revision: Option<i64>,
+                actor: &str,
+                now_ms: i64,
             ) -> $crate::store::Result<()> {
-                profiles::delete_profile(self, id, expected_revision).await
+                profiles::delete_profile(self, id, expected_revision, actor, now_ms).await
             }
 
             async fn get_setting(&self, key: &str) -> $crate::store::Result<Option<String>> {

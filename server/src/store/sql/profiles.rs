@@ -27,7 +27,7 @@ pub(crate) fn profile_row(
 /// `impl_store!` implements these [`Store`](crate::store::Store) methods
 /// with, over `$store`.
 macro_rules! profiles_sql {
-    ($store:ty, begin = $begin:expr) => {
+    ($store:ty, $db:ty, begin = $begin:expr) => {
         /// Profiles and settings (`store::sql::profiles`).
         mod profiles {
             use super::*;
@@ -59,8 +59,11 @@ macro_rules! profiles_sql {
             pub(super) async fn insert_profile(
                 store: &$store,
                 row: &$crate::store::ProfileRow,
+                actor: &str,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
                 store.health()?;
+                let _writer = store.writer().await;
+                let mut tx = store.pool.begin_with($begin).await?;
                 sqlx::query(
                     "INSERT INTO profiles (id, name, revision, document, created_at, updated_at)
                      VALUES ($1, $2, 1, $3, $4, $5)",
@@ -70,12 +73,43 @@ macro_rules! profiles_sql {
                 .bind(&row.document)
                 .bind(row.created_at_ms)
                 .bind(row.updated_at_ms)
-                .execute(&store.pool)
+                .execute(&mut *tx)
                 .await?;
-                Ok($crate::store::ProfileRow {
+                let row = $crate::store::ProfileRow {
                     revision: 1,
                     ..row.clone()
-                })
+                };
+                kept(&mut tx, &row, actor, "profile.created").await?;
+                tx.commit().await?;
+                Ok(row)
+            }
+
+            /// Keeps `row`'s revision and audits `action` by `actor`, in
+            /// the profile change's own transaction.
+            async fn kept(
+                tx: &mut sqlx::Transaction<'_, $db>,
+                row: &$crate::store::ProfileRow,
+                actor: &str,
+                action: &str,
+            ) -> $crate::store::Result<()> {
+                sqlx::query($crate::store::audit::INSERT_REVISION)
+                    .bind(&row.id)
+                    .bind(row.revision)
+                    .bind(&row.name)
+                    .bind(&row.document)
+                    .bind(actor)
+                    .bind(row.updated_at_ms)
+                    .execute(&mut **tx)
+                    .await?;
+                sqlx::query($crate::store::audit::INSERT_AUDIT)
+                    .bind(row.updated_at_ms)
+                    .bind(actor)
+                    .bind(action)
+                    .bind(&row.id)
+                    .bind(serde_json::json!({ "revision": row.revision, "name": row.name }).to_string())
+                    .execute(&mut **tx)
+                    .await?;
+                Ok(())
             }
 
             pub(super) async fn update_profile(
@@ -85,6 +119,7 @@ macro_rules! profiles_sql {
                 name: &str,
                 document: &str,
                 now_ms: i64,
+                actor: &str,
             ) -> $crate::store::Result<$crate::store::ProfileRow> {
                 store.health()?;
                 let _writer = store.writer().await;
@@ -112,6 +147,7 @@ macro_rules! profiles_sql {
                 .map($crate::store::sql::profiles::profile_row);
                 match (updated, row) {
                     (1, Some(row)) => {
+                        kept(&mut tx, &row, actor, "profile.updated").await?;
                         tx.commit().await?;
                         Ok(row)
                     }
@@ -142,6 +178,8 @@ macro_rules! profiles_sql {
                 store: &$store,
                 id: &str,
                 expected_revision: Option<i64>,
+                actor: &str,
+                now_ms: i64,
             ) -> $crate::store::Result<()> {
                 store.health()?;
                 let _writer = store.writer().await;
@@ -160,6 +198,14 @@ macro_rules! profiles_sql {
                 }
                 sqlx::query("DELETE FROM profiles WHERE id = $1")
                     .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query($crate::store::audit::INSERT_AUDIT)
+                    .bind(now_ms)
+                    .bind(actor)
+                    .bind("profile.deleted")
+                    .bind(id)
+                    .bind(serde_json::json!({ "revision": current }).to_string())
                     .execute(&mut *tx)
                     .await?;
                 tx.commit().await?;

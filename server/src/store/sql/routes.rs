@@ -188,7 +188,7 @@ macro_rules! routes_sql {
             ) -> $crate::store::Result<Vec<$crate::store::EventRow>> {
                 let route = route_id.unwrap_or_default();
                 Ok(sqlx::query_as(
-                    "SELECT id, route_id, kind, payload, created_at FROM events \
+                    "SELECT id, route_id, kind, payload, created_at, actor FROM events \
                      WHERE id > $1 AND ($2 = '' OR route_id = $3) ORDER BY id LIMIT $4",
                 )
                 .bind(after_id)

@@ -3,9 +3,14 @@
 from .ack_request import AckRequest
 from .action import Action
 from .action_request import ActionRequest
+from .actor import Actor
+from .actor_kind import ActorKind
 from .advance_clock import AdvanceClock
 from .api_error import ApiError
 from .attempt import Attempt
+from .audit_action import AuditAction
+from .audit_entry import AuditEntry
+from .audit_entry_detail_type_0 import AuditEntryDetailType0
 from .caller import Caller
 from .caller_kind import CallerKind
 from .candidate import Candidate
@@ -61,6 +66,8 @@ from .permission import Permission
 from .person import Person
 from .phase import Phase
 from .profile import Profile
+from .profile_revision import ProfileRevision
+from .profile_revision_document import ProfileRevisionDocument
 from .profile_write import ProfileWrite
 from .resumable import Resumable
 from .resume import Resume
@@ -94,9 +101,14 @@ __all__ = (
     "AckRequest",
     "Action",
     "ActionRequest",
+    "Actor",
+    "ActorKind",
     "AdvanceClock",
     "ApiError",
     "Attempt",
+    "AuditAction",
+    "AuditEntry",
+    "AuditEntryDetailType0",
     "Caller",
     "CallerKind",
     "Candidate",
@@ -152,6 +164,8 @@ __all__ = (
     "Person",
     "Phase",
     "Profile",
+    "ProfileRevision",
+    "ProfileRevisionDocument",
     "ProfileWrite",
     "Resumable",
     "Resume",
