@@ -18,6 +18,8 @@
 //! - [`evidence`]: the evidence envelope an adapter reports a failure
 //!   with, and its lenient, bounded readers.
 //! - [`classification`]: what the classifier answers for an envelope.
+//! - [`concrete`]: `POST /classify` and `POST /policies/evaluate` for
+//!   sessions on one concrete agent profile (no route).
 //! - [`people`]: people who sign in, for the administrator's page.
 //! - [`error`]: the API's error body with typed [`error::ErrorCode`]s, and
 //!   the [`error::Viewer`] (who is looking).
@@ -42,6 +44,7 @@ pub mod api;
 pub mod audit;
 pub mod circuit;
 pub mod classification;
+pub mod concrete;
 pub mod error;
 pub mod evidence;
 pub mod ids;

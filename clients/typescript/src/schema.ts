@@ -87,6 +87,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/classify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Classify one evidence envelope: the code, class, confidence, scope,
+         *     rule, validated timing and safe excerpt the classifier gives it. Route
+         *     identity is not needed and nothing is stored, except the unknown log's
+         *     sanitised entry for evidence the catalogue does not recognise.
+         *     Rate-limited like failure reports.
+         */
+        post: operations["classify_evidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dispatches/claim": {
         parameters: {
             query?: never;
@@ -243,6 +266,32 @@ export interface paths {
         /** Set a person's permissions (from their next request on). */
         put: operations["set_person_permissions"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/policies/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The decision the evaluator would take for a concrete session's
+         *     failure: one candidate's policy document (version 1, validated as a
+         *     profile's would be), the evidence envelope, and what this cycle
+         *     already used per class (default: nothing). The effect-safety gate
+         *     applies: the envelope's `phase` must be `launch`, `session_init` or
+         *     `prompt` and it must carry no output or tool activity, or the answer
+         *     is `effect_unsafe`. Nothing is stored or scheduled; the answer's
+         *     `cycle` is what to send with the next failure of the same cycle.
+         */
+        post: operations["evaluate_policy"];
         delete?: never;
         options?: never;
         head?: never;
@@ -909,6 +958,16 @@ export interface components {
             retry: components["schemas"]["RetryPolicy"];
             wait_for_reset: components["schemas"]["WaitForReset"];
         };
+        /** @description What one class already used in the session's current cycle. */
+        ClassUsage: {
+            /** @description Whether this class already waited for a reset (once per cycle). */
+            reset_wait_used: boolean;
+            /**
+             * Format: int32
+             * @description Retries of this class already made (the next retry is this + 1).
+             */
+            retries_used: number;
+        };
         /** @description The classifier's answer, as the API answers it and every attempt records it. */
         Classification: {
             catalogue_version: string;
@@ -978,6 +1037,15 @@ export interface components {
             profile_id: string;
         };
         /**
+         * @description What the session already used in its current cycle, per class (a
+         *     class left out has used nothing). The answer carries the cycle after
+         *     the decision, to send with the next failure of the same cycle.
+         */
+        CycleUsage: {
+            hard: components["schemas"]["ClassUsage"];
+            transient: components["schemas"]["ClassUsage"];
+        };
+        /**
          * @description A decision as the API names it (`decision.kind`, an attempt's
          *     `decision`): the four policy outcomes or a rejection.
          * @enum {string}
@@ -1037,6 +1105,30 @@ export interface components {
             prompt_generation: number;
             /** @description The provider-native session, for resumable retries. */
             provider_session_id?: string | null;
+        };
+        /** @description `POST /policies/evaluate` answer. */
+        EvaluateAnswer: {
+            classification: components["schemas"]["Classification"];
+            /**
+             * @description The cycle after this decision: send it with the next failure of
+             *     the same cycle (a success starts a new cycle: send none).
+             */
+            cycle: components["schemas"]["CycleUsage"];
+            decision: components["schemas"]["Verdict"];
+        };
+        /** @description `POST /policies/evaluate` body. */
+        EvaluateRequest: {
+            cycle?: null | components["schemas"]["CycleUsage"];
+            /**
+             * @description The failure, as `POST /classify` takes it. Route identity is not
+             *     read; `phase` and the items decide the effect-safety gate.
+             */
+            evidence: components["schemas"]["Evidence"];
+            /**
+             * @description One candidate's policy document (version 1; a legacy shape is
+             *     normalised as a profile's would be).
+             */
+            policy: components["schemas"]["CandidatePolicy"];
         };
         /**
          * @description Event kinds (the SSE `event:` field). Browsers only receive named
@@ -1432,6 +1524,32 @@ export interface components {
             preview: components["schemas"]["CandidatePreview"][];
         };
         /**
+         * @description The evaluator's decision for a concrete session: what to do and when.
+         *     Deadlines are absolute (UTC), from the server's clock.
+         */
+        Verdict: {
+            /** @example transient */
+            class?: string | null;
+            /** Format: date-time */
+            deadline?: string | null;
+            /** Format: int64 */
+            delay_seconds?: number | null;
+            /**
+             * @description `wait_for_reset` (wait until `deadline`, then try once more),
+             *     `retry` (try again at `deadline`), `skip` (this candidate is done
+             *     for the cycle), `stop` (a person decides), or the rejection:
+             *     `unclassified`, `not_provider`, `effect_unsafe`.
+             */
+            kind: components["schemas"]["DecisionKind"];
+            /** Format: int32 */
+            max_retries?: number | null;
+            /** Format: int32 */
+            retry_ordinal?: number | null;
+            /** @description The decision in one sentence for people. */
+            summary: string;
+            unsafe_reason?: null | components["schemas"]["UnsafeReason"];
+        };
+        /**
          * @description Who is looking at the page (`GET /api/v1/session`): the UI hides what
          *     they may not do; the server refuses it anyway.
          */
@@ -1646,6 +1764,100 @@ export interface operations {
                 headers: {
                     /** @description `Bearer` */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    classify_evidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An evidence envelope (route identity optional) */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Evidence"];
+            };
+        };
+        responses: {
+            /** @description The classification */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Classification"];
+                };
+            };
+            /** @description The body is not JSON, or not an evidence envelope */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is larger than `--max-body-bytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many evidence reports from this credential; nothing was recorded. */
+            429: {
+                headers: {
+                    /** @description Seconds until a report is accepted again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2264,6 +2476,99 @@ export interface operations {
             /** @description A permission is unknown; `errors` names it */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    evaluate_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluateRequest"];
+            };
+        };
+        responses: {
+            /** @description The classification, the decision and the cycle after it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluateAnswer"];
+                };
+            };
+            /** @description The body is not JSON (or is empty). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is larger than `--max-body-bytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many evidence reports from this credential; nothing was recorded. */
+            429: {
+                headers: {
+                    /** @description Seconds until a report is accepted again */
+                    "retry-after"?: number;
                     [name: string]: unknown;
                 };
                 content: {

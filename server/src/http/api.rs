@@ -8,8 +8,8 @@ mod answers;
 use super::guard::{guarded, guarded_decision};
 use super::openapi::ApiDoc;
 use super::{
-    audit, circuits, health, people, profiles, prometheus, routes, session, AppState, HttpError,
-    HttpResult,
+    audit, circuits, concrete, health, people, profiles, prometheus, routes, session, AppState,
+    HttpError, HttpResult,
 };
 use crate::auth::{Permission, Rule};
 use crate::unknown::UnknownSnapshot;
@@ -95,6 +95,10 @@ fn v1() -> Vec<Entry> {
         doc(EVIDENCE, routes!(routes::claim)),
         doc(EVIDENCE, routes!(routes::ack)),
         doc(READ, routes!(routes::events)),
+        // Concrete sessions: evidence in, like a failure report (and
+        // rate-limited like one), but no route.
+        doc(EVIDENCE, routes!(concrete::classify)),
+        doc(EVIDENCE, routes!(concrete::evaluate)),
         doc(READ, routes!(circuits::list)),
         // Moves time for every route: only an administrator (tests).
         doc(

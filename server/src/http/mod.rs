@@ -20,6 +20,7 @@
 pub mod api;
 mod audit;
 mod circuits;
+mod concrete;
 pub mod conn;
 mod error;
 pub mod extract;

@@ -29,12 +29,15 @@ use utoipa::OpenApi;
         domain::circuit::CircuitList, domain::circuit::CircuitView, domain::circuit::CircuitHold,
         domain::circuit::CircuitScope, domain::circuit::CircuitStatus, domain::error::Viewer,
         domain::audit::Actor, domain::audit::ActorKind, domain::audit::AuditAction,
-        domain::audit::AuditEntry, domain::audit::ProfileRevision
+        domain::audit::AuditEntry, domain::audit::ProfileRevision,
+        domain::concrete::EvaluateRequest, domain::concrete::EvaluateAnswer,
+        domain::concrete::Verdict, domain::concrete::CycleUsage, domain::concrete::ClassUsage
     )),
     tags(
         (name = "profiles", description = "Dynamic profiles and their per-class recovery policies"),
         (name = "routes", description = "Durable recovery routes: reports, actions, history, events"),
         (name = "dispatches", description = "Claiming and acknowledging prompt deliveries"),
+        (name = "concrete", description = "Sessions on one concrete agent profile: classification and policy decisions, no route"),
         (name = "circuits", description = "Shared resource circuits: one probe when a provider, account, model or profile fails for everyone"),
         (name = "access", description = "Who is signed in; signing out"),
         (name = "audit", description = "Who changed what, and when"),

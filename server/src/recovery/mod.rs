@@ -25,6 +25,7 @@
 //! successor resumes the same provider session), never switched: another
 //! candidate could only repeat the prompt.
 
+pub mod concrete;
 pub mod gate;
 
 pub use gate::{EffectGate, GateInput, GateVerdict, UnsafeReason};

@@ -12,6 +12,8 @@
 //!   [`create`] (opening routes), [`reports`] (failures, effects, success),
 //!   [`actions`] (a person's manual actions) and [`firing`] (due schedules,
 //!   and a circuit's waiters once its probe came back).
+//! - [`concrete`]: classification and decisions for concrete sessions
+//!   (no route; nothing stored but the unknown log's entry).
 //! - [`dispatch`]: claiming dispatches with a lease, acknowledging them,
 //!   and stopping routes whose dispatch lease ran out unacknowledged.
 //! - [`model`]: the typed route and its conversions to and from the stored
@@ -25,6 +27,7 @@
 //!   relayed from every server's commits on a shared PostgreSQL database.
 
 pub mod actions;
+pub mod concrete;
 pub mod create;
 pub mod dispatch;
 pub mod error;

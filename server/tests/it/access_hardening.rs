@@ -285,6 +285,9 @@ async fn routes_belong_to_their_opener(engine: Engine) {
     let evidence: Vec<_> = endpoints()
         .into_iter()
         .filter(|e| e.rule == Rule::Need(Permission::EvidenceSubmit))
+        // Concrete sessions' classification and evaluation name no route:
+        // there is nothing of anyone's to own.
+        .filter(|e| !["/api/v1/classify", "/api/v1/policies/evaluate"].contains(&e.path.as_str()))
         .collect();
     assert!(evidence.len() >= 5, "{evidence:?}");
     let missing_route = json!({"id": "no-such-route", "generation": 1, "invocation_id": "x",

@@ -48,6 +48,7 @@ mod classify_leaks;
 mod classify_properties;
 mod classify_registry;
 mod classify_timing;
+mod concrete_sessions;
 mod fake_provider;
 mod fault_proxy;
 mod faults;

@@ -27,17 +27,21 @@ from .circuit_view import CircuitView
 from .claim_answer import ClaimAnswer
 from .claim_request import ClaimRequest
 from .class_policy import ClassPolicy
+from .class_usage import ClassUsage
 from .classification import Classification
 from .clock_answer import ClockAnswer
 from .code_summary import CodeSummary
 from .confidence import Confidence
 from .configuration_error import ConfigurationError
 from .create_route import CreateRoute
+from .cycle_usage import CycleUsage
 from .decision_kind import DecisionKind
 from .decision_view import DecisionView
 from .dispatch import Dispatch
 from .dispatch_reason import DispatchReason
 from .effect_report import EffectReport
+from .evaluate_answer import EvaluateAnswer
+from .evaluate_request import EvaluateRequest
 from .event_kind import EventKind
 from .evidence import Evidence
 from .failure_answer import FailureAnswer
@@ -94,6 +98,7 @@ from .unknown_entry import UnknownEntry
 from .unknown_snapshot import UnknownSnapshot
 from .unsafe_reason import UnsafeReason
 from .validation_report import ValidationReport
+from .verdict import Verdict
 from .viewer import Viewer
 from .wait_for_reset import WaitForReset
 
@@ -126,16 +131,20 @@ __all__ = (
     "ClaimRequest",
     "Classification",
     "ClassPolicy",
+    "ClassUsage",
     "ClockAnswer",
     "CodeSummary",
     "Confidence",
     "ConfigurationError",
     "CreateRoute",
+    "CycleUsage",
     "DecisionKind",
     "DecisionView",
     "Dispatch",
     "DispatchReason",
     "EffectReport",
+    "EvaluateAnswer",
+    "EvaluateRequest",
     "EventKind",
     "Evidence",
     "FailureAnswer",
@@ -192,6 +201,7 @@ __all__ = (
     "UnknownSnapshot",
     "UnsafeReason",
     "ValidationReport",
+    "Verdict",
     "Viewer",
     "WaitForReset",
 )
