@@ -38,8 +38,13 @@ pub async fn sign_out() -> Result<(), ApiError> {
 pub trait Backend: Send + Sync {
     async fn list_profiles(&self) -> Result<Vec<Profile>, ApiError>;
     async fn get_profile(&self, id: &str) -> Result<Profile, ApiError>;
-    /// Routes, most recently updated first; only `profile_id`'s when given.
-    async fn list_routes(&self, profile_id: Option<&str>) -> Result<Vec<RouteSnapshot>, ApiError>;
+    /// Routes, newest first; only `profile_id`'s, and those whose caller
+    /// reference is `caller_ref`, when given.
+    async fn list_routes(
+        &self,
+        profile_id: Option<&str>,
+        caller_ref: Option<&str>,
+    ) -> Result<Vec<RouteSnapshot>, ApiError>;
     async fn get_route(&self, id: &str) -> Result<RouteSnapshot, ApiError>;
     /// A route's attempt history, newest first.
     async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError>;
@@ -80,17 +85,30 @@ pub async fn get_profile(id: String) -> Result<Profile, ApiError> {
     }
 }
 
-/// Routes, most recently updated first; only those of `profile_id` when given.
-pub async fn list_routes(profile_id: Option<String>) -> Result<Vec<RouteSnapshot>, ApiError> {
+/// Routes, newest first; only those of `profile_id`, and those whose
+/// caller reference is `caller_ref`, when given.
+pub async fn list_routes(
+    profile_id: Option<String>,
+    caller_ref: Option<String>,
+) -> Result<Vec<RouteSnapshot>, ApiError> {
     #[cfg(feature = "ssr")]
     {
-        backend()?.list_routes(profile_id.as_deref()).await
+        backend()?
+            .list_routes(profile_id.as_deref(), caller_ref.as_deref())
+            .await
     }
     #[cfg(not(feature = "ssr"))]
     {
-        let path = match profile_id {
-            Some(p) => format!("/api/v1/routes?profile_id={}", browser::encode(&p)),
-            None => "/api/v1/routes".to_string(),
+        let mut query = Vec::new();
+        if let Some(p) = profile_id {
+            query.push(format!("profile_id={}", browser::encode(&p)));
+        }
+        if let Some(r) = caller_ref {
+            query.push(format!("caller_ref={}", browser::encode(&r)));
+        }
+        let path = match query.is_empty() {
+            true => "/api/v1/routes".to_string(),
+            false => format!("/api/v1/routes?{}", query.join("&")),
         };
         browser::get(&path).await
     }

@@ -119,6 +119,16 @@ pub struct ActionRequest {
     pub expected_generation: Generation,
 }
 
+/// `POST /routes/{id}/complete` and `/cancel` body: the generation the
+/// caller saw, fencing the end like every transition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EndRequest {
+    #[cfg_attr(feature = "openapi", schema(value_type = i64))]
+    pub expected_generation: Generation,
+}
+
 /// The decision as the API reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

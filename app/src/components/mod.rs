@@ -22,7 +22,10 @@ mod island_props {
 
     #[test]
     fn island_props() {
-        agree::<RouteFilter>(json!({"profile_id": "p_1", "active_only": true}));
+        agree::<RouteFilter>(
+            json!({"profile_id": "p_1", "caller_ref": "card-7", "active_only": true}),
+        );
+        agree::<RouteFilter>(json!({"profile_id": null, "caller_ref": null, "active_only": false}));
         agree::<Vec<(String, String)>>(json!([["p_1", "Main"], ["p_2", "Other"]]));
         agree::<RoutePageData>(json!({
             "route": snapshot(),

@@ -7,7 +7,7 @@
 use super::live::{use_route_events, LiveIndicator};
 use super::seed::Seed;
 use crate::api;
-use domain::route::{RouteSnapshot, RouteState};
+use domain::route::RouteSnapshot;
 use domain::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
 use leptos::either::Either;
 use leptos::prelude::*;
@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RouteFilter {
     pub profile_id: Option<String>,
+    /// Only the routes whose caller reference is exactly this (a search).
+    pub caller_ref: Option<String>,
     /// Leave out completed and cancelled routes.
     pub active_only: bool,
 }
@@ -28,6 +30,7 @@ impl domain::wire_json::FromJson for RouteFilter {
         let o = domain::wire_json::Fields::of(v)?;
         Ok(RouteFilter {
             profile_id: o.get("profile_id")?,
+            caller_ref: o.get("caller_ref")?,
             active_only: o.get("active_only")?,
         })
     }
@@ -38,8 +41,11 @@ impl RouteFilter {
         self.profile_id
             .as_ref()
             .is_none_or(|p| r.profile_id == *p.as_str())
-            && !(self.active_only
-                && matches!(r.state, RouteState::Completed | RouteState::Cancelled))
+            && self
+                .caller_ref
+                .as_ref()
+                .is_none_or(|c| r.caller.reference == *c)
+            && !(self.active_only && r.state.is_terminal())
     }
 }
 
@@ -100,11 +106,11 @@ pub fn RouteList(
         None,
         move |event| merge(vec![event.route]),
         move || {
-            let Some(profile_id) = filter.try_get_value().map(|f| f.profile_id) else {
+            let Some(f) = filter.try_get_value() else {
                 return;
             };
             leptos::task::spawn_local(async move {
-                if let Ok(list) = api::list_routes(profile_id).await {
+                if let Ok(list) = api::list_routes(f.profile_id, f.caller_ref).await {
                     merge(list);
                 }
             });
@@ -175,7 +181,7 @@ mod tests {
     use super::*;
     use chrono::{DateTime, Utc};
     use domain::ids::Generation;
-    use domain::route::{Caller, CallerKind, CandidateRef};
+    use domain::route::{Caller, CallerKind, CandidateRef, RouteState};
 
     fn route(id: &str, generation: i64, updated_at: &str, state: RouteState) -> RouteSnapshot {
         let at: DateTime<Utc> = DateTime::parse_from_rfc3339(updated_at).unwrap().to_utc();
@@ -244,6 +250,7 @@ mod tests {
     fn upsert_drops_what_the_filter_no_longer_admits() {
         let active = RouteFilter {
             profile_id: None,
+            caller_ref: None,
             active_only: true,
         };
         let mut list = Vec::new();

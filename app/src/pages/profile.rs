@@ -29,7 +29,7 @@ pub fn ProfilePage() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").unwrap_or_default());
     let profile = Resource::new(id, api::get_profile);
-    let routes = Resource::new(id, |id| api::list_routes(Some(id)));
+    let routes = Resource::new(id, |id| api::list_routes(Some(id), None));
     let viewer = crate::use_viewer();
     view! {
         <Suspense fallback=|| view! { <p class="notice">"Loading the profile…"</p> }>
@@ -61,6 +61,7 @@ pub fn ProfilePage() -> impl IntoView {
 fn ProfileRoutes(profile_id: String, initial: Vec<domain::route::RouteSnapshot>) -> impl IntoView {
     let filter = RouteFilter {
         profile_id: Some(profile_id),
+        caller_ref: None,
         active_only: true,
     };
     view! {

@@ -8,11 +8,14 @@ use domain::error::{ApiError, ErrorCode};
 use domain::route::RouteSnapshot;
 use domain::words::route_title;
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 
-/// The list page's data: routes and the names of their profiles.
-async fn load_list() -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiError> {
-    let routes = api::list_routes(None).await?;
+/// The list page's data: routes (only those whose caller reference is
+/// `caller_ref`, when searching) and the names of their profiles.
+async fn load_list(
+    caller_ref: Option<String>,
+) -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiError> {
+    let routes = api::list_routes(None, caller_ref).await?;
     let names = api::list_profiles()
         .await
         .map(|ps| ps.into_iter().map(|p| (p.id.to_string(), p.name)).collect())
@@ -22,7 +25,16 @@ async fn load_list() -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiE
 
 #[component]
 pub fn RoutesPage() -> impl IntoView {
-    let data = Resource::new(|| (), |_| load_list());
+    // `?ref=` searches by the caller's own reference (a card, a run), exactly.
+    let query = use_query_map();
+    let caller_ref = move || {
+        query.with(|q| {
+            q.get("ref")
+                .map(|r| r.trim().to_string())
+                .filter(|r| !r.is_empty())
+        })
+    };
+    let data = Resource::new(caller_ref, load_list);
     view! {
         <PageTitle text="Routes · Provider Error Recovery"/>
         <h1>"Routes"</h1>
@@ -30,17 +42,29 @@ pub fn RoutesPage() -> impl IntoView {
             "Each route is one agent session recovering from provider errors: which candidate it is on, \
              why it stopped and what happens next. The list updates live."
         </p>
+        <form class="route-search" method="get" action="/routes" role="search">
+            <label for="route-search-ref">"Caller reference"</label>
+            <input id="route-search-ref" name="ref" type="search" maxlength="255"
+                placeholder="a card, a workflow run…" prop:value=move || caller_ref().unwrap_or_default()/>
+            <button type="submit">"Find"</button>
+            {move || caller_ref().map(|_| view! { <a href="/routes">"Show every route"</a> })}
+        </form>
         <Suspense fallback=|| view! { <p class="notice">"Loading routes…"</p> }>
             {move || Suspend::new(async move {
+                let searched = caller_ref();
                 match data.await {
                     Ok((routes, names)) => {
+                        let empty = match &searched {
+                            Some(r) => format!("No route has the caller reference “{r}”."),
+                            None => "No routes yet. Routes appear here when a caller opens one through the API.".to_string(),
+                        };
                         view! {
                         <RouteList
                             initial=routes
-                            filter=RouteFilter::default()
+                            filter=RouteFilter { caller_ref: searched, ..RouteFilter::default() }
                             profile_names=names
                             announce=true
-                            empty="No routes yet. Routes appear here when a caller opens one through the API."
+                            empty
                         />
                     }.into_any()
                     }

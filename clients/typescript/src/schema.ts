@@ -388,7 +388,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List routes, most recently updated first. */
+        /**
+         * List routes, newest first (by creation, then id). Pages with a cursor:
+         *     `after` the last route id of a page reads the next page; routes opened
+         *     meanwhile never shift it, so no route is seen twice or missed.
+         */
         get: operations["list_routes"];
         put?: never;
         /**
@@ -450,10 +454,58 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A route's append-only attempt history, newest first. */
+        /**
+         * A route's append-only attempt history, newest first, in pages: `after`
+         *     the last `seq` of a page reads the next (older) one.
+         */
         get: operations["list_route_attempts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/routes/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the route: it is given up. The route ends (`cancelled`) with
+         *     the generation the caller saw; its armed schedules and open dispatches
+         *     are voided with it. Cancelling a cancelled route answers it as it is.
+         *     (The `cancel` action of `/actions` is another thing: it cancels a wait
+         *     and stops the route for a person.)
+         */
+        post: operations["cancel_route"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/routes/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete the route: the caller's session is over. The route ends
+         *     (`completed`) with the generation the caller saw; its armed schedules
+         *     and open dispatches are voided with it. Completing a completed route
+         *     answers it as it is.
+         */
+        post: operations["complete_route"];
         delete?: never;
         options?: never;
         head?: never;
@@ -477,6 +529,27 @@ export interface paths {
          *     a `late_effect` attempt row records that the work may have run twice.
          */
         post: operations["report_effect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/routes/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A route's committed events, oldest first, in pages: `after` the last
+         *     event id of a page reads the next one. (`GET /events` streams them as
+         *     they happen.)
+         */
+        get: operations["list_route_events"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1131,11 +1204,19 @@ export interface components {
             policy: components["schemas"]["CandidatePolicy"];
         };
         /**
+         * @description `POST /routes/{id}/complete` and `/cancel` body: the generation the
+         *     caller saw, fencing the end like every transition.
+         */
+        EndRequest: {
+            /** Format: int64 */
+            expected_generation: number;
+        };
+        /**
          * @description Event kinds (the SSE `event:` field). Browsers only receive named
          *     events they listen for, so this list is the one both sides use.
          * @enum {string}
          */
-        EventKind: "route.created" | "route.failure" | "route.fired" | "route.action" | "route.effect" | "route.success" | "route.dispatch_acked" | "route.ambiguous" | "route.held" | "route.late_effect" | "route.unclaimed";
+        EventKind: "route.created" | "route.failure" | "route.fired" | "route.action" | "route.effect" | "route.success" | "route.dispatch_acked" | "route.ambiguous" | "route.held" | "route.late_effect" | "route.unclaimed" | "route.completed" | "route.cancelled";
         /** @description One failure report. Route identity fields are optional for classification. */
         Evidence: {
             agent?: string | null;
@@ -3096,7 +3177,17 @@ export interface operations {
                 state?: string;
                 /** @description `kanban`, `workflow`, `utility` or `office`. */
                 caller_kind?: string;
-                /** @description At most this many (default 100, at most 1000), most recently updated first. */
+                /**
+                 * @description Only the routes whose caller reference (`caller.ref`: a Kanban
+                 *     card, a workflow run) is exactly this.
+                 */
+                caller_ref?: string;
+                /**
+                 * @description The next page: the routes after this route id (the last of the
+                 *     previous page) in the list's order.
+                 */
+                after?: string;
+                /** @description At most this many (default 100, at most 1000). */
                 limit?: number;
             };
             header?: never;
@@ -3105,7 +3196,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The routes, most recently updated first */
+            /** @description The routes, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3134,7 +3225,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description `state` is not a route state */
+            /** @description `state` is not a route state, `caller_kind` not a caller kind, `limit` not between 1 and 1000, or `after` names no route */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3440,7 +3531,15 @@ export interface operations {
     };
     list_route_attempts: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The next page: the attempts before this `seq` (the last of the
+                 *     previous page).
+                 */
+                after?: number;
+                /** @description At most this many (default and most 1000). */
+                limit?: number;
+            };
             header?: never;
             path: {
                 /** @description The route's id */
@@ -3459,6 +3558,15 @@ export interface operations {
                     "application/json": components["schemas"]["Attempt"][];
                 };
             };
+            /** @description A query parameter is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
             401: {
                 headers: {
@@ -3472,6 +3580,221 @@ export interface operations {
             };
             /** @description No route has this id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `limit` is not between 1 and 1000 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    cancel_route: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The route's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndRequest"];
+            };
+        };
+        responses: {
+            /** @description The route, `cancelled` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RouteSnapshot"];
+                };
+            };
+            /** @description The body is not JSON (or is empty). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No route has this id, or it is another caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `stale_generation`: the route moved on since `expected_generation`, or `invalid_action`: the route was completed; `route` is the route now */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is larger than `--max-body-bytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    complete_route: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The route's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndRequest"];
+            };
+        };
+        responses: {
+            /** @description The route, `completed` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RouteSnapshot"];
+                };
+            };
+            /** @description The body is not JSON (or is empty). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No route has this id, or it is another caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `stale_generation`: the route moved on since `expected_generation`, or `invalid_action`: the route was cancelled; `route` is the route now */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is larger than `--max-body-bytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is JSON of the wrong shape; `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3587,6 +3910,86 @@ export interface operations {
                 headers: {
                     /** @description Seconds until a report is accepted again */
                     "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    list_route_events: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The next page: the events after this event id (the last of the
+                 *     previous page).
+                 */
+                after?: number;
+                /** @description At most this many (default 100, at most 1000). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The route's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The route's events, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RouteEvent"][];
+                };
+            };
+            /** @description A query parameter is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No route has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `limit` is not between 1 and 1000 */
+            422: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

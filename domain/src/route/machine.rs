@@ -24,6 +24,11 @@
 //! - An effect that arrives for an invocation whose failure was already
 //!   being recovered from, while the successor is not yet delivered.
 //!
+//! Two triggers end a route from any state but an ended one: the caller's
+//! session is over (`complete` → `completed`), or the caller or a person
+//! gives the route up (`cancel` → `cancelled`). An ended route takes no
+//! trigger at all; its outstanding schedules and dispatches end with it.
+//!
 //! Shared by the server, which commits only what [`next`] allows, and the
 //! browser, which offers only the [`Action`]s [`valid_actions`] derives
 //! from the same table.
@@ -87,6 +92,11 @@ pub enum Trigger {
     /// Output or tool activity of the failed invocation arrived after its
     /// recovery was decided, before the successor was delivered.
     EffectAfterFailure,
+    /// The caller's session is over (`POST /routes/{id}/complete`).
+    Complete,
+    /// The route is given up (`POST /routes/{id}/cancel`) — not the
+    /// `cancel` action, which cancels a wait and stops for a person.
+    CancelRoute,
 }
 
 /// Where a failure decision leads.
@@ -108,7 +118,12 @@ pub fn next(state: RouteState, trigger: Trigger) -> Option<RouteState> {
     let failing = matches!(state, Active | Retrying | Switching);
     let waiting = matches!(state, WaitingForReset | RetryWait);
     let recovering = waiting || matches!(state, Retrying | Switching);
+    if state.is_terminal() {
+        return None;
+    }
     Some(match (state, trigger) {
+        (_, Complete) => Completed,
+        (_, CancelRoute) => Cancelled,
         (_, Failure(o)) if failing => match o {
             Outcome::WaitForReset => WaitingForReset,
             Outcome::Retry => RetryWait,
@@ -225,6 +240,42 @@ mod tests {
         }
         // A held switch fires into the same row.
         assert_eq!(next(Switching, Trigger::Deadline), Some(Switching));
+    }
+
+    #[test]
+    fn every_open_route_can_end_and_an_ended_one_takes_nothing() {
+        let open = [
+            Active,
+            RetryWait,
+            WaitingForReset,
+            Retrying,
+            Switching,
+            ActionRequired,
+        ];
+        for state in open {
+            assert_eq!(next(state, Trigger::Complete), Some(Completed), "{state}");
+            assert_eq!(
+                next(state, Trigger::CancelRoute),
+                Some(Cancelled),
+                "{state}"
+            );
+        }
+        for state in [Completed, Cancelled] {
+            assert!(state.is_terminal());
+            for t in [
+                Trigger::Complete,
+                Trigger::CancelRoute,
+                Trigger::Stop,
+                Trigger::Failure(Outcome::ManualRecovery),
+                Trigger::AmbiguousDispatch,
+                Trigger::DispatchNotClaimed,
+                Trigger::EffectAfterFailure,
+                Trigger::SwitchAcknowledged,
+            ] {
+                assert_eq!(next(state, t), None, "{state} + {t:?}");
+            }
+        }
+        assert!(open.iter().all(|s| !s.is_terminal()));
     }
 
     #[test]

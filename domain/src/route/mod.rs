@@ -32,7 +32,9 @@ wire_names! {
         Switching,
         /// Automatic recovery stopped; a person decides.
         ActionRequired,
+        /// Ended: the caller's session is over. Nothing moves it again.
         Completed,
+        /// Ended: the route was given up. Nothing moves it again.
         Cancelled,
     }
 }
@@ -41,6 +43,12 @@ impl RouteState {
     /// States with a pending schedule (a deadline the backend owns).
     pub fn is_waiting(self) -> bool {
         matches!(self, RouteState::RetryWait | RouteState::WaitingForReset)
+    }
+
+    /// Ended states: the route takes no trigger any more (and, after the
+    /// retention time, is pruned).
+    pub fn is_terminal(self) -> bool {
+        matches!(self, RouteState::Completed | RouteState::Cancelled)
     }
 }
 
@@ -471,6 +479,14 @@ wire_names! {
         #[serde(rename = "route.unclaimed")]
         #[strum(serialize = "route.unclaimed")]
         Unclaimed,
+        /// The caller completed the route: its session is over.
+        #[serde(rename = "route.completed")]
+        #[strum(serialize = "route.completed")]
+        Completed,
+        /// The route was cancelled by its caller or a person.
+        #[serde(rename = "route.cancelled")]
+        #[strum(serialize = "route.cancelled")]
+        Cancelled,
     }
 }
 

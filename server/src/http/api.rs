@@ -66,6 +66,7 @@ fn doc(rule: Rule, route: UtoipaMethodRouter<AppState>) -> Entry {
 const READ: Rule = Rule::SignedIn;
 const MANAGE: Rule = Rule::Need(Permission::ProfilesManage);
 const EVIDENCE: Rule = Rule::Need(Permission::EvidenceSubmit);
+const END: Rule = Rule::AnyOf(&[Permission::EvidenceSubmit, Permission::RoutesAct]);
 
 /// Everything under `/api/v1`, one handler per entry.
 fn v1() -> Vec<Entry> {
@@ -88,10 +89,15 @@ fn v1() -> Vec<Entry> {
         ),
         doc(READ, routes!(routes::get)),
         doc(READ, routes!(routes::attempts)),
+        doc(READ, routes!(routes::route_events)),
         Entry::Decision(EVIDENCE, routes!(routes::failures)),
         doc(EVIDENCE, routes!(routes::effects)),
         doc(EVIDENCE, routes!(routes::success)),
         doc(Rule::Need(Permission::RoutesAct), routes!(routes::actions)),
+        // The caller ends its own session; a person with `routes:act`
+        // ends any route (the handler tells them apart).
+        doc(END, routes!(routes::complete)),
+        doc(END, routes!(routes::cancel)),
         doc(EVIDENCE, routes!(routes::claim)),
         doc(EVIDENCE, routes!(routes::ack)),
         doc(READ, routes!(routes::events)),

@@ -30,6 +30,9 @@ fn to_api(e: impl Into<HttpError>) -> ApiError {
 /// As many routes as `GET /api/v1/routes` answers by default.
 const LIST_LIMIT: i64 = 100;
 
+/// As many attempts as `GET /api/v1/routes/{id}/attempts` answers by default.
+const ATTEMPT_LIMIT: i64 = 1000;
+
 #[async_trait::async_trait]
 impl Backend for PageBackend {
     async fn list_profiles(&self) -> Result<Vec<Profile>, ApiError> {
@@ -40,11 +43,17 @@ impl Backend for PageBackend {
         self.profiles.get(id).await.map_err(to_api)
     }
 
-    async fn list_routes(&self, profile_id: Option<&str>) -> Result<Vec<RouteSnapshot>, ApiError> {
+    async fn list_routes(
+        &self,
+        profile_id: Option<&str>,
+        caller_ref: Option<&str>,
+    ) -> Result<Vec<RouteSnapshot>, ApiError> {
         let filter = RouteFilter {
             profile_id: profile_id.map(str::to_string),
             state: None,
             caller_kind: None,
+            caller_ref: caller_ref.map(str::to_string),
+            after: None,
             limit: LIST_LIMIT,
         };
         self.routes.list(filter).await.map_err(to_api)
@@ -56,7 +65,7 @@ impl Backend for PageBackend {
 
     async fn route_attempts(&self, id: &str) -> Result<Vec<Attempt>, ApiError> {
         self.routes
-            .attempts(&RouteId::from(id))
+            .attempts(&RouteId::from(id), None, ATTEMPT_LIMIT)
             .await
             .map_err(to_api)
     }

@@ -9,6 +9,7 @@ use crate::auth::rules::{may_open_route, may_report_on};
 use crate::auth::{Permission, Principal};
 use crate::routes::feed;
 use crate::routes::idempotency::{self, Creation, IdempotencyKey, RouteKey};
+use crate::routes::lifecycle::End;
 use crate::routes::RouteError;
 use crate::store::{EventRow, RouteFilter};
 use axum::extract::{Path, State};
@@ -18,8 +19,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use domain::api::{
-    AckRequest, ActionRequest, ClaimAnswer, ClaimRequest, CreateRoute, EffectReport, FailureAnswer,
-    InvocationReport,
+    AckRequest, ActionRequest, ClaimAnswer, ClaimRequest, CreateRoute, EffectReport, EndRequest,
+    FailureAnswer, InvocationReport,
 };
 use domain::audit::AuditAction;
 use domain::error::{ApiError, ErrorCode};
@@ -139,32 +140,86 @@ pub struct ListQuery {
     pub state: Option<String>,
     /// `kanban`, `workflow`, `utility` or `office`.
     pub caller_kind: Option<String>,
-    /// At most this many (default 100, at most 1000), most recently updated first.
+    /// Only the routes whose caller reference (`caller.ref`: a Kanban
+    /// card, a workflow run) is exactly this.
+    pub caller_ref: Option<String>,
+    /// The next page: the routes after this route id (the last of the
+    /// previous page) in the list's order.
+    pub after: Option<String>,
+    /// At most this many (default 100, at most 1000).
     pub limit: Option<i64>,
 }
 
-/// List routes, most recently updated first.
+/// The largest page any list answers.
+const MAX_PAGE: i64 = 1000;
+
+/// `limit` as asked, else `default`; outside 1 to 1,000 it names the field.
+fn page_limit(limit: Option<i64>, default: i64) -> HttpResult<i64> {
+    match limit {
+        None => Ok(default),
+        Some(n) if (1..=MAX_PAGE).contains(&n) => Ok(n),
+        Some(_) => Err(HttpError::Invalid(vec![FieldError::out_of_range(
+            "limit",
+            "page size",
+            1,
+            MAX_PAGE as u64,
+        )])),
+    }
+}
+
+/// List routes, newest first (by creation, then id). Pages with a cursor:
+/// `after` the last route id of a page reads the next page; routes opened
+/// meanwhile never shift it, so no route is seen twice or missed.
 #[utoipa::path(get, path = "/routes", tag = "routes", operation_id = "list_routes", params(ListQuery),
-    responses((status = 200, description = "The routes, most recently updated first", body = [RouteSnapshot]),
-              (status = 422, description = "`state` is not a route state", body = ApiError)))]
+    responses((status = 200, description = "The routes, newest first", body = [RouteSnapshot]),
+              (status = 422, description = "`state` is not a route state, `caller_kind` not a caller kind, \
+                `limit` not between 1 and 1000, or `after` names no route", body = ApiError)))]
 pub async fn list(
     State(s): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> HttpResult<Json<Vec<RouteSnapshot>>> {
-    if let Some(state) = &q.state {
+    let invalid = |field: &str, message: String| {
+        HttpError::Invalid(vec![FieldError::new(
+            field,
+            FieldErrorCode::InvalidValue,
+            message,
+        )])
+    };
+    if let Some(state) = q.state.as_deref().filter(|s| !s.is_empty()) {
         if domain::route::RouteState::parse(state).is_none() {
-            return Err(HttpError::Invalid(vec![FieldError::new(
-                "state",
-                FieldErrorCode::InvalidValue,
-                format!("`{state}` is not a route state"),
-            )]));
+            return Err(invalid("state", format!("`{state}` is not a route state")));
         }
     }
+    if let Some(kind) = q.caller_kind.as_deref().filter(|s| !s.is_empty()) {
+        if domain::route::CallerKind::parse(kind).is_none() {
+            return Err(invalid(
+                "caller_kind",
+                format!("`{kind}` is not a caller kind"),
+            ));
+        }
+    }
+    let limit = page_limit(q.limit, 100)?;
+    let after = match q.after.as_deref().filter(|a| !a.is_empty()) {
+        None => None,
+        Some(id) => Some(
+            s.routes
+                .cursor(&RouteId::from(id.to_string()))
+                .await?
+                .ok_or_else(|| {
+                    invalid(
+                        "after",
+                        format!("no route has the id `{id}` (pruned?): list from the start again"),
+                    )
+                })?,
+        ),
+    };
     let filter = RouteFilter {
         profile_id: q.profile_id,
         state: q.state,
         caller_kind: q.caller_kind,
-        limit: q.limit.unwrap_or(100).clamp(1, 1000),
+        caller_ref: q.caller_ref,
+        after,
+        limit,
     };
     Ok(Json(s.routes.list(filter).await?))
 }
@@ -181,16 +236,59 @@ pub async fn get(
     Ok(Json(s.routes.get(&id).await?))
 }
 
-/// A route's append-only attempt history, newest first.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AttemptsQuery {
+    /// The next page: the attempts before this `seq` (the last of the
+    /// previous page).
+    pub after: Option<i64>,
+    /// At most this many (default and most 1000).
+    pub limit: Option<i64>,
+}
+
+/// A route's append-only attempt history, newest first, in pages: `after`
+/// the last `seq` of a page reads the next (older) one.
 #[utoipa::path(get, path = "/routes/{id}/attempts", tag = "routes", operation_id = "list_route_attempts",
-    params(("id" = String, Path, description = "The route's id")),
+    params(("id" = String, Path, description = "The route's id"), AttemptsQuery),
     responses((status = 200, description = "The route's attempts, newest first", body = [Attempt]),
-              (status = 404, description = "No route has this id", body = ApiError)))]
+              (status = 404, description = "No route has this id", body = ApiError),
+              (status = 422, description = "`limit` is not between 1 and 1000", body = ApiError)))]
 pub async fn attempts(
     State(s): State<AppState>,
     Path(id): Path<RouteId>,
+    Query(q): Query<AttemptsQuery>,
 ) -> HttpResult<Json<Vec<Attempt>>> {
-    Ok(Json(s.routes.attempts(&id).await?))
+    let limit = page_limit(q.limit, MAX_PAGE)?;
+    Ok(Json(s.routes.attempts(&id, q.after, limit).await?))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RouteEventsQuery {
+    /// The next page: the events after this event id (the last of the
+    /// previous page).
+    pub after: Option<i64>,
+    /// At most this many (default 100, at most 1000).
+    pub limit: Option<i64>,
+}
+
+/// A route's committed events, oldest first, in pages: `after` the last
+/// event id of a page reads the next one. (`GET /events` streams them as
+/// they happen.)
+#[utoipa::path(get, path = "/routes/{id}/events", tag = "routes", operation_id = "list_route_events",
+    params(("id" = String, Path, description = "The route's id"), RouteEventsQuery),
+    responses((status = 200, description = "The route's events, oldest first", body = [domain::route::RouteEvent]),
+              (status = 404, description = "No route has this id", body = ApiError),
+              (status = 422, description = "`limit` is not between 1 and 1000", body = ApiError)))]
+pub async fn route_events(
+    State(s): State<AppState>,
+    Path(id): Path<RouteId>,
+    Query(q): Query<RouteEventsQuery>,
+) -> HttpResult<Json<Vec<domain::route::RouteEvent>>> {
+    let limit = page_limit(q.limit, 100)?;
+    Ok(Json(
+        s.routes.events(&id, q.after.unwrap_or(0), limit).await?,
+    ))
 }
 
 /// Report a failure: an evidence envelope naming the route's generation,
@@ -302,6 +400,59 @@ pub async fn actions(
         .record(AuditAction::RouteAction, id.as_str(), Some(detail))
         .await?;
     Ok(Json(route))
+}
+
+/// Complete the route: the caller's session is over. The route ends
+/// (`completed`) with the generation the caller saw; its armed schedules
+/// and open dispatches are voided with it. Completing a completed route
+/// answers it as it is.
+#[utoipa::path(post, path = "/routes/{id}/complete", tag = "routes", operation_id = "complete_route",
+    params(("id" = String, Path, description = "The route's id")),
+    request_body = EndRequest,
+    responses((status = 200, description = "The route, `completed`", body = RouteSnapshot),
+              (status = 404, description = "No route has this id, or it is another caller's", body = ApiError),
+              (status = 409, description = "`stale_generation`: the route moved on since `expected_generation`, or \
+                `invalid_action`: the route was cancelled; `route` is the route now", body = ApiError)))]
+pub async fn complete(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    Path(id): Path<RouteId>,
+    JsonBody(req): JsonBody<EndRequest>,
+) -> HttpResult<Json<RouteSnapshot>> {
+    may_end(&s, &caller, &id).await?;
+    Ok(Json(s.routes.end(&id, End::Complete, req).await?))
+}
+
+/// Cancel the route: it is given up. The route ends (`cancelled`) with
+/// the generation the caller saw; its armed schedules and open dispatches
+/// are voided with it. Cancelling a cancelled route answers it as it is.
+/// (The `cancel` action of `/actions` is another thing: it cancels a wait
+/// and stops the route for a person.)
+#[utoipa::path(post, path = "/routes/{id}/cancel", tag = "routes", operation_id = "cancel_route",
+    params(("id" = String, Path, description = "The route's id")),
+    request_body = EndRequest,
+    responses((status = 200, description = "The route, `cancelled`", body = RouteSnapshot),
+              (status = 404, description = "No route has this id, or it is another caller's", body = ApiError),
+              (status = 409, description = "`stale_generation`: the route moved on since `expected_generation`, or \
+                `invalid_action`: the route was completed; `route` is the route now", body = ApiError)))]
+pub async fn cancel(
+    State(s): State<AppState>,
+    Caller(caller): Caller,
+    Path(id): Path<RouteId>,
+    JsonBody(req): JsonBody<EndRequest>,
+) -> HttpResult<Json<RouteSnapshot>> {
+    may_end(&s, &caller, &id).await?;
+    Ok(Json(s.routes.end(&id, End::Cancel, req).await?))
+}
+
+/// Who may end a route: a person or tool with `routes:act` any route (as
+/// with the manual actions); a caller with only `evidence:submit` the
+/// routes it opened (its own session).
+async fn may_end(s: &AppState, caller: &Principal, id: &RouteId) -> HttpResult<()> {
+    if caller.grants(Permission::RoutesAct) {
+        return Ok(());
+    }
+    own_route(s, caller, id).await
 }
 
 /// The answer for `what` (`route`, `dispatch`) when `caller` may not

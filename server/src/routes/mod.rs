@@ -10,8 +10,9 @@
 //! - [`service`]: [`Routes`], the thin shell that loads, plans and commits
 //!   one fenced transaction per transition; its operations by concept:
 //!   [`create`] (opening routes), [`reports`] (failures, effects, success),
-//!   [`actions`] (a person's manual actions) and [`firing`] (due schedules,
-//!   and a circuit's waiters once its probe came back).
+//!   [`actions`] (a person's manual actions), [`lifecycle`] (completing
+//!   and cancelling a route) and [`firing`] (due schedules, and a
+//!   circuit's waiters once its probe came back).
 //! - [`concrete`]: classification and decisions for concrete sessions
 //!   (no route; nothing stored but the unknown log's entry).
 //! - [`dispatch`]: claiming dispatches with a lease, acknowledging them,
@@ -34,6 +35,7 @@ pub mod error;
 pub mod feed;
 pub mod firing;
 pub mod idempotency;
+pub mod lifecycle;
 pub mod model;
 pub mod plan;
 pub mod reports;

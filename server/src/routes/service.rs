@@ -219,13 +219,61 @@ impl Routes {
             .collect()
     }
 
-    pub async fn attempts(&self, id: &RouteId) -> Result<Vec<Attempt>> {
+    /// The list's cursor for `after`: the creation time and id of the
+    /// route it names (a route that is gone — pruned, or never there —
+    /// answers `None`).
+    pub async fn cursor(&self, after: &RouteId) -> Result<Option<(i64, String)>> {
+        Ok(self
+            .store
+            .get_route(after.as_str())
+            .await?
+            .map(|r| (r.created_at, r.id)))
+    }
+
+    /// A page of the route's attempts, newest first: those before attempt
+    /// `before_seq`, at most `limit`.
+    pub async fn attempts(
+        &self,
+        id: &RouteId,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<Attempt>> {
         self.load(id).await?;
         self.store
-            .list_attempts(id.as_str())
+            .attempts_page(id.as_str(), before_seq, limit)
             .await?
             .iter()
             .map(|a| attempt_to_wire(a).map_err(RouteError::Corrupt))
+            .collect()
+    }
+
+    /// A page of the route's events, oldest first: those after event
+    /// `after`, at most `limit`. A route's events are committed one
+    /// transition at a time, so their ids grow in commit order and the
+    /// cursor misses none.
+    pub async fn events(
+        &self,
+        id: &RouteId,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<domain::route::RouteEvent>> {
+        self.load(id).await?;
+        self.store
+            .events_after(after, Some(id.as_str()), limit)
+            .await?
+            .into_iter()
+            .map(|e| {
+                let kind = e.kind.parse().map_err(|_| {
+                    RouteError::Corrupt(format!("stored event kind `{}` is unknown", e.kind))
+                })?;
+                let route = serde_json::from_str(&e.payload)
+                    .map_err(|err| RouteError::Corrupt(format!("stored event {}: {err}", e.id)))?;
+                Ok(domain::route::RouteEvent {
+                    id: e.id,
+                    kind,
+                    route,
+                })
+            })
             .collect()
     }
 
@@ -237,16 +285,18 @@ impl Routes {
         let snapshot = change.route.snapshot(now);
         change.commit.expected_generation = change.expected.map(Generation::get);
         // Only these states can leave an armed schedule or an open dispatch
-        // behind; skipping the sweep elsewhere saves two statements.
-        change.commit.void_pending = change.from.is_some_and(|s| {
-            matches!(
-                s,
-                RouteState::RetryWait
-                    | RouteState::WaitingForReset
-                    | RouteState::Retrying
-                    | RouteState::Switching
-            )
-        });
+        // behind; skipping the sweep elsewhere saves two statements. An
+        // ended route sweeps whatever it left, wherever it came from.
+        change.commit.void_pending = change.route.state.is_terminal()
+            || change.from.is_some_and(|s| {
+                matches!(
+                    s,
+                    RouteState::RetryWait
+                        | RouteState::WaitingForReset
+                        | RouteState::Retrying
+                        | RouteState::Switching
+                )
+            });
         change.commit.route = Some(change.route.to_row());
         change.commit.event_kind = kind.to_string();
         let actor = crate::audit::event_actor(kind, crate::audit::current());

@@ -245,6 +245,15 @@ pub trait Store: AccessStore + AuditStore + Send + Sync + 'static {
     /// A route's attempts, newest first.
     async fn list_attempts(&self, route_id: &str) -> Result<Vec<AttemptRow>>;
 
+    /// A page of a route's attempts, newest first: at most `limit`, those
+    /// before attempt `before_seq` (a cursor: attempts are only appended).
+    async fn attempts_page(
+        &self,
+        route_id: &str,
+        before_seq: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<AttemptRow>>;
+
     /// Armed schedules due at `now_ms`, earliest first, whoever holds them.
     async fn due_schedules(&self, now_ms: i64, limit: i64) -> Result<Vec<ScheduleRow>>;
 

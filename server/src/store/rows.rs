@@ -210,12 +210,19 @@ pub struct RouteKeyRow {
     pub created_at: i64,
 }
 
-/// Filter for listing routes.
+/// Filter for listing routes, newest first (by creation, then id: an
+/// order no write changes, so a cursor never sees a route twice or skips
+/// one that existed when paging began).
 #[derive(Debug, Clone, Default)]
 pub struct RouteFilter {
     pub profile_id: Option<String>,
     pub state: Option<String>,
     pub caller_kind: Option<String>,
+    /// The caller's own reference, exactly.
+    pub caller_ref: Option<String>,
+    /// Only routes after this one in the list's order: its creation time
+    /// (ms) and id.
+    pub after: Option<(i64, String)>,
     pub limit: i64,
 }
 

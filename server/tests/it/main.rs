@@ -65,6 +65,8 @@ mod routes_circuits;
 mod routes_corrupt;
 mod routes_crash;
 mod routes_keys;
+mod routes_lifecycle;
+mod routes_lookup;
 mod routes_races;
 mod routes_safety;
 mod routes_scenarios;

@@ -689,22 +689,36 @@ async fn the_database_clock_decides_when_no_instant_is_pinned(engine: Engine) {
 
 /// Every combination of the route list's filters, newest first, limited:
 /// the statement holds only the filters given (so SQLite can use the
-/// profile index), and each one still filters.
+/// profile index), and each one still filters; a cursor continues after
+/// the route it names.
 async fn route_lists_filter_by_any_combination(engine: Engine) {
     let db = TestDb::new(engine).await;
     let s = &db.store;
-    // (id, profile, state, caller, updated_at)
+    // (id, profile, state, caller, caller_ref, created_at)
     let routes = [
-        ("a", "p1", "retry_wait", "kanban", 10),
-        ("b", "p1", "stopped", "kanban", 20),
-        ("c", "p1", "retry_wait", "office", 30),
-        ("d", "p2", "retry_wait", "kanban", 40),
-        ("e", "p2", "stopped", "office", 50),
+        ("a", "p1", "retry_wait", "kanban", "card-1", 10),
+        ("b", "p1", "stopped", "kanban", "card-2", 20),
+        ("c", "p1", "retry_wait", "office", "card-1", 30),
+        ("d", "p2", "retry_wait", "kanban", "card-1", 40),
+        ("e", "p2", "stopped", "office", "card-2", 50),
     ];
-    for (id, profile, state, caller, updated) in routes {
+    for (id, profile, state, caller, reference, created) in routes {
         let mut row = route_row(id, 1);
-        (row.profile_id, row.state, row.caller_kind, row.updated_at) =
-            (profile.into(), state.into(), caller.into(), updated);
+        (
+            row.profile_id,
+            row.state,
+            row.caller_kind,
+            row.caller_ref,
+            row.created_at,
+        ) = (
+            profile.into(),
+            state.into(),
+            caller.into(),
+            reference.into(),
+            created,
+        );
+        // Updated in the opposite order: the list does not follow it.
+        row.updated_at = 100 - created;
         s.commit(&Commit {
             route: Some(row),
             event_kind: "route.created".into(),
@@ -723,29 +737,38 @@ async fn route_lists_filter_by_any_combination(engine: Engine) {
     for profile in ["", "p1", "p2", "p3"] {
         for state in ["", "retry_wait", "stopped"] {
             for caller in ["", "kanban", "office"] {
-                for limit in [1, 10] {
-                    let listed: Vec<String> = s
-                        .list_routes(&RouteFilter {
-                            profile_id: some(profile),
-                            state: some(state),
-                            caller_kind: some(caller),
-                            limit,
-                        })
-                        .await
-                        .unwrap()
-                        .into_iter()
-                        .map(|r| r.id)
-                        .collect();
-                    let expected: Vec<String> = routes
-                        .iter()
-                        .rev()
-                        .filter(|r| profile.is_empty() || r.1 == profile)
-                        .filter(|r| state.is_empty() || r.2 == state)
-                        .filter(|r| caller.is_empty() || r.3 == caller)
-                        .take(limit as usize)
-                        .map(|r| r.0.to_string())
-                        .collect();
-                    assert_eq!(listed, expected, "{profile:?} {state:?} {caller:?} {limit}");
+                for reference in ["", "card-1"] {
+                    for (limit, after) in [(1, None), (10, None), (10, Some((30, "c")))] {
+                        let listed: Vec<String> = s
+                            .list_routes(&RouteFilter {
+                                profile_id: some(profile),
+                                state: some(state),
+                                caller_kind: some(caller),
+                                caller_ref: some(reference),
+                                after: after.map(|(at, id): (i64, &str)| (at, id.to_string())),
+                                limit,
+                            })
+                            .await
+                            .unwrap()
+                            .into_iter()
+                            .map(|r| r.id)
+                            .collect();
+                        let expected: Vec<String> = routes
+                            .iter()
+                            .rev()
+                            .filter(|r| profile.is_empty() || r.1 == profile)
+                            .filter(|r| state.is_empty() || r.2 == state)
+                            .filter(|r| caller.is_empty() || r.3 == caller)
+                            .filter(|r| reference.is_empty() || r.4 == reference)
+                            .filter(|r| after.is_none_or(|(at, _)| r.5 < at))
+                            .take(limit as usize)
+                            .map(|r| r.0.to_string())
+                            .collect();
+                        assert_eq!(
+                            listed, expected,
+                            "{profile:?} {state:?} {caller:?} {reference:?} {limit} {after:?}"
+                        );
+                    }
                 }
             }
         }

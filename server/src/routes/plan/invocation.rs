@@ -42,6 +42,10 @@ pub fn effect(
     successor_outstanding: bool,
     now: DateTime<Utc>,
 ) -> EffectPlan {
+    // An ended route records nothing more: its session is over.
+    if route.state.is_terminal() {
+        return EffectPlan::Nothing;
+    }
     let current = report.invocation_id == route.invocation_id
         && report.prompt_generation == route.prompt_generation
         && report.generation == route.generation;

@@ -239,6 +239,15 @@ macro_rules! impl_store {
                 routes::list_attempts(self, route_id).await
             }
 
+            async fn attempts_page(
+                &self,
+                route_id: &str,
+                before_seq: Option<i64>,
+                limit: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::AttemptRow>> {
+                routes::attempts_page(self, route_id, before_seq, limit).await
+            }
+
             async fn due_schedules(
                 &self,
                 now_ms: i64,

@@ -133,22 +133,43 @@ macro_rules! routes_sql {
                     ("profile_id", f.profile_id.as_deref()),
                     ("state", f.state.as_deref()),
                     ("caller_kind", f.caller_kind.as_deref()),
+                    ("caller_ref", f.caller_ref.as_deref()),
                 ]
                 .map(|(column, value)| (column, value.filter(|v| !v.is_empty())));
                 let mut clause = String::new();
                 let mut n = 0;
+                let and = |clause: &mut String, n: usize| {
+                    clause.push_str(if n == 1 { "WHERE " } else { " AND " });
+                };
                 for (column, value) in given {
                     if value.is_some() {
                         n += 1;
-                        clause.push_str(if n == 1 { "WHERE " } else { " AND " });
+                        and(&mut clause, n);
                         clause.push_str(&format!("{column} = ${n}"));
                     }
                 }
-                clause.push_str(&format!(" ORDER BY updated_at DESC, id LIMIT ${}", n + 1));
+                if f.after.is_some() {
+                    n += 1;
+                    and(&mut clause, n);
+                    clause.push_str(&format!(
+                        "(created_at < ${} OR (created_at = ${} AND id < ${}))",
+                        n,
+                        n + 1,
+                        n + 2
+                    ));
+                    n += 2;
+                }
+                clause.push_str(&format!(
+                    " ORDER BY created_at DESC, id DESC LIMIT ${}",
+                    n + 1
+                ));
                 let sql = $crate::store::sql::routes::select_routes(&clause);
                 let mut query = sqlx::query_as(sql.as_str());
                 for value in given.iter().filter_map(|(_, v)| *v) {
                     query = query.bind(value);
+                }
+                if let Some((created, id)) = &f.after {
+                    query = query.bind(*created).bind(*created).bind(id.as_str());
                 }
                 Ok(query.bind(f.limit).fetch_all(&store.pool).await?)
             }
@@ -164,6 +185,25 @@ macro_rules! routes_sql {
                     .as_str(),
                 )
                 .bind(route_id)
+                .fetch_all(&store.pool)
+                .await?)
+            }
+
+            pub(super) async fn attempts_page(
+                store: &$store,
+                route_id: &str,
+                before_seq: Option<i64>,
+                limit: i64,
+            ) -> $crate::store::Result<Vec<$crate::store::AttemptRow>> {
+                Ok(sqlx::query_as(
+                    $crate::store::sql::routes::select_attempts(
+                        "WHERE route_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3",
+                    )
+                    .as_str(),
+                )
+                .bind(route_id)
+                .bind(before_seq.unwrap_or(i64::MAX))
+                .bind(limit)
                 .fetch_all(&store.pool)
                 .await?)
             }

@@ -4,6 +4,8 @@ from enum import StrEnum
 class EventKind(StrEnum):
     ROUTE_ACTION = "route.action"
     ROUTE_AMBIGUOUS = "route.ambiguous"
+    ROUTE_CANCELLED = "route.cancelled"
+    ROUTE_COMPLETED = "route.completed"
     ROUTE_CREATED = "route.created"
     ROUTE_DISPATCH_ACKED = "route.dispatch_acked"
     ROUTE_EFFECT = "route.effect"

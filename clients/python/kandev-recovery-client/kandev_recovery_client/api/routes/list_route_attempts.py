@@ -8,18 +8,30 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.api_error import ApiError
 from ...models.attempt import Attempt
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     id: str,
+    *,
+    after: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
 ) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["after"] = after
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/api/v1/routes/{id}/attempts".format(
             id=quote(str(id), safe=""),
         ),
+        "params": params,
     }
 
     return _kwargs
@@ -38,6 +50,11 @@ def _parse_response(
 
         return response_200
 
+    if response.status_code == 400:
+        response_400 = ApiError.from_dict(response.json())
+
+        return response_400
+
     if response.status_code == 401:
         response_401 = ApiError.from_dict(response.json())
 
@@ -47,6 +64,11 @@ def _parse_response(
         response_404 = ApiError.from_dict(response.json())
 
         return response_404
+
+    if response.status_code == 422:
+        response_422 = ApiError.from_dict(response.json())
+
+        return response_422
 
     if response.status_code == 503:
         response_503 = ApiError.from_dict(response.json())
@@ -74,11 +96,16 @@ def sync_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
 ) -> Response[ApiError | list[Attempt]]:
-    """A route's append-only attempt history, newest first.
+    """A route's append-only attempt history, newest first, in pages: `after`
+    the last `seq` of a page reads the next (older) one.
 
     Args:
         id (str):
+        after (int | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -90,6 +117,8 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         id=id,
+        after=after,
+        limit=limit,
     )
 
     response = client.get_httpx_client().request(
@@ -103,11 +132,16 @@ def sync(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
 ) -> ApiError | list[Attempt] | None:
-    """A route's append-only attempt history, newest first.
+    """A route's append-only attempt history, newest first, in pages: `after`
+    the last `seq` of a page reads the next (older) one.
 
     Args:
         id (str):
+        after (int | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -120,6 +154,8 @@ def sync(
     return sync_detailed(
         id=id,
         client=client,
+        after=after,
+        limit=limit,
     ).parsed
 
 
@@ -127,11 +163,16 @@ async def asyncio_detailed(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
 ) -> Response[ApiError | list[Attempt]]:
-    """A route's append-only attempt history, newest first.
+    """A route's append-only attempt history, newest first, in pages: `after`
+    the last `seq` of a page reads the next (older) one.
 
     Args:
         id (str):
+        after (int | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -143,6 +184,8 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         id=id,
+        after=after,
+        limit=limit,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -154,11 +197,16 @@ async def asyncio(
     id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
 ) -> ApiError | list[Attempt] | None:
-    """A route's append-only attempt history, newest first.
+    """A route's append-only attempt history, newest first, in pages: `after`
+    the last `seq` of a page reads the next (older) one.
 
     Args:
         id (str):
+        after (int | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -172,5 +220,7 @@ async def asyncio(
         await asyncio_detailed(
             id=id,
             client=client,
+            after=after,
+            limit=limit,
         )
     ).parsed

@@ -15,6 +15,8 @@ def _get_kwargs(
     profile_id: str | Unset = UNSET,
     state: str | Unset = UNSET,
     caller_kind: str | Unset = UNSET,
+    caller_ref: str | Unset = UNSET,
+    after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> dict[str, Any]:
 
@@ -25,6 +27,10 @@ def _get_kwargs(
     params["state"] = state
 
     params["caller_kind"] = caller_kind
+
+    params["caller_ref"] = caller_ref
+
+    params["after"] = after
 
     params["limit"] = limit
 
@@ -95,14 +101,20 @@ def sync_detailed(
     profile_id: str | Unset = UNSET,
     state: str | Unset = UNSET,
     caller_kind: str | Unset = UNSET,
+    caller_ref: str | Unset = UNSET,
+    after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> Response[ApiError | list[RouteSnapshot]]:
-    """List routes, most recently updated first.
+    """List routes, newest first (by creation, then id). Pages with a cursor:
+    `after` the last route id of a page reads the next page; routes opened
+    meanwhile never shift it, so no route is seen twice or missed.
 
     Args:
         profile_id (str | Unset):
         state (str | Unset):
         caller_kind (str | Unset):
+        caller_ref (str | Unset):
+        after (str | Unset):
         limit (int | Unset):
 
     Raises:
@@ -117,6 +129,8 @@ def sync_detailed(
         profile_id=profile_id,
         state=state,
         caller_kind=caller_kind,
+        caller_ref=caller_ref,
+        after=after,
         limit=limit,
     )
 
@@ -133,14 +147,20 @@ def sync(
     profile_id: str | Unset = UNSET,
     state: str | Unset = UNSET,
     caller_kind: str | Unset = UNSET,
+    caller_ref: str | Unset = UNSET,
+    after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> ApiError | list[RouteSnapshot] | None:
-    """List routes, most recently updated first.
+    """List routes, newest first (by creation, then id). Pages with a cursor:
+    `after` the last route id of a page reads the next page; routes opened
+    meanwhile never shift it, so no route is seen twice or missed.
 
     Args:
         profile_id (str | Unset):
         state (str | Unset):
         caller_kind (str | Unset):
+        caller_ref (str | Unset):
+        after (str | Unset):
         limit (int | Unset):
 
     Raises:
@@ -156,6 +176,8 @@ def sync(
         profile_id=profile_id,
         state=state,
         caller_kind=caller_kind,
+        caller_ref=caller_ref,
+        after=after,
         limit=limit,
     ).parsed
 
@@ -166,14 +188,20 @@ async def asyncio_detailed(
     profile_id: str | Unset = UNSET,
     state: str | Unset = UNSET,
     caller_kind: str | Unset = UNSET,
+    caller_ref: str | Unset = UNSET,
+    after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> Response[ApiError | list[RouteSnapshot]]:
-    """List routes, most recently updated first.
+    """List routes, newest first (by creation, then id). Pages with a cursor:
+    `after` the last route id of a page reads the next page; routes opened
+    meanwhile never shift it, so no route is seen twice or missed.
 
     Args:
         profile_id (str | Unset):
         state (str | Unset):
         caller_kind (str | Unset):
+        caller_ref (str | Unset):
+        after (str | Unset):
         limit (int | Unset):
 
     Raises:
@@ -188,6 +216,8 @@ async def asyncio_detailed(
         profile_id=profile_id,
         state=state,
         caller_kind=caller_kind,
+        caller_ref=caller_ref,
+        after=after,
         limit=limit,
     )
 
@@ -202,14 +232,20 @@ async def asyncio(
     profile_id: str | Unset = UNSET,
     state: str | Unset = UNSET,
     caller_kind: str | Unset = UNSET,
+    caller_ref: str | Unset = UNSET,
+    after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> ApiError | list[RouteSnapshot] | None:
-    """List routes, most recently updated first.
+    """List routes, newest first (by creation, then id). Pages with a cursor:
+    `after` the last route id of a page reads the next page; routes opened
+    meanwhile never shift it, so no route is seen twice or missed.
 
     Args:
         profile_id (str | Unset):
         state (str | Unset):
         caller_kind (str | Unset):
+        caller_ref (str | Unset):
+        after (str | Unset):
         limit (int | Unset):
 
     Raises:
@@ -226,6 +262,8 @@ async def asyncio(
             profile_id=profile_id,
             state=state,
             caller_kind=caller_kind,
+            caller_ref=caller_ref,
+            after=after,
             limit=limit,
         )
     ).parsed
