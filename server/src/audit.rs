@@ -62,7 +62,12 @@ pub fn event_actor(kind: EventKind, acting: Option<Actor>) -> Actor {
     );
     match acting {
         Some(actor) if !timer => {
-            if kind == EventKind::Action {
+            // A manual action or a route's end names who did it as is
+            // (a person, a token); a report is its caller's.
+            if matches!(
+                kind,
+                EventKind::Action | EventKind::Completed | EventKind::Cancelled
+            ) {
                 actor
             } else {
                 Actor {

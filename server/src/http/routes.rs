@@ -420,7 +420,7 @@ pub async fn complete(
     JsonBody(req): JsonBody<EndRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
     may_end(&s, &caller, &id).await?;
-    Ok(Json(s.routes.end(&id, End::Complete, req).await?))
+    end_route(&s, &id, End::Complete, req).await
 }
 
 /// Cancel the route: it is given up. The route ends (`cancelled`) with
@@ -442,7 +442,26 @@ pub async fn cancel(
     JsonBody(req): JsonBody<EndRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
     may_end(&s, &caller, &id).await?;
-    Ok(Json(s.routes.end(&id, End::Cancel, req).await?))
+    end_route(&s, &id, End::Cancel, req).await
+}
+
+/// Ends the route and records who did (a route action in the audit trail).
+async fn end_route(
+    s: &AppState,
+    id: &RouteId,
+    how: End,
+    req: EndRequest,
+) -> HttpResult<Json<RouteSnapshot>> {
+    let mut detail = serde_json::json!({
+        "action": how.verb(),
+        "expected_generation": req.expected_generation,
+    });
+    let route = s.routes.end(id, how, req).await?;
+    detail["generation"] = serde_json::json!(route.generation);
+    s.audit()
+        .record(AuditAction::RouteAction, id.as_str(), Some(detail))
+        .await?;
+    Ok(Json(route))
 }
 
 /// Who may end a route: a person or tool with `routes:act` any route (as

@@ -45,7 +45,8 @@ impl End {
         }
     }
 
-    fn verb(self) -> &'static str {
+    /// The request's name: `complete` or `cancel`.
+    pub fn verb(self) -> &'static str {
         match self {
             End::Complete => "complete",
             End::Cancel => "cancel",

@@ -268,10 +268,15 @@ impl Routes {
                 })?;
                 let route = serde_json::from_str(&e.payload)
                     .map_err(|err| RouteError::Corrupt(format!("stored event {}: {err}", e.id)))?;
+                let actor = match e.actor.as_deref() {
+                    Some(a) => Some(crate::audit::actor_of_json(a)?),
+                    None => None,
+                };
                 Ok(domain::route::RouteEvent {
                     id: e.id,
                     kind,
                     route,
+                    actor,
                 })
             })
             .collect()

@@ -95,6 +95,25 @@ async fn complete_is_fenced_and_voids_the_pending_retry(engine: Engine) {
         1,
         "{kinds:?}"
     );
+    // Audited as a route action, and the event names who ended it.
+    let trail = api.get(&format!("/api/v1/audit?subject={id}")).await;
+    let completes: Vec<&Value> = trail
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "route.action" && e["detail"]["action"] == "complete")
+        .collect();
+    assert!(!completes.is_empty(), "{trail}");
+    assert_eq!(completes[0]["detail"]["generation"], done["generation"]);
+    let events = api.get(&format!("/api/v1/routes/{id}/events")).await;
+    let ended = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "route.completed")
+        .expect("the completed event")
+        .clone();
+    assert_eq!(ended["actor"]["kind"], "token", "{ended}");
 }
 
 /// Cancel withdraws a claimed switch dispatch: its acknowledgement is
