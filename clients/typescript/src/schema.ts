@@ -1179,6 +1179,14 @@ export interface components {
             /** @description The provider-native session, for resumable retries. */
             provider_session_id?: string | null;
         };
+        /**
+         * @description `POST /routes/{id}/complete` and `/cancel` body: the generation the
+         *     caller saw, fencing the end like every transition.
+         */
+        EndRequest: {
+            /** Format: int64 */
+            expected_generation: number;
+        };
         /** @description `POST /policies/evaluate` answer. */
         EvaluateAnswer: {
             classification: components["schemas"]["Classification"];
@@ -1202,14 +1210,6 @@ export interface components {
              *     normalised as a profile's would be).
              */
             policy: components["schemas"]["CandidatePolicy"];
-        };
-        /**
-         * @description `POST /routes/{id}/complete` and `/cancel` body: the generation the
-         *     caller saw, fencing the end like every transition.
-         */
-        EndRequest: {
-            /** Format: int64 */
-            expected_generation: number;
         };
         /**
          * @description Event kinds (the SSE `event:` field). Browsers only receive named

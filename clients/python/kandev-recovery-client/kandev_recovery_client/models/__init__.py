@@ -40,6 +40,7 @@ from .decision_view import DecisionView
 from .dispatch import Dispatch
 from .dispatch_reason import DispatchReason
 from .effect_report import EffectReport
+from .end_request import EndRequest
 from .evaluate_answer import EvaluateAnswer
 from .evaluate_request import EvaluateRequest
 from .event_kind import EventKind
@@ -143,6 +144,7 @@ __all__ = (
     "Dispatch",
     "DispatchReason",
     "EffectReport",
+    "EndRequest",
     "EvaluateAnswer",
     "EvaluateRequest",
     "EventKind",
