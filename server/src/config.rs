@@ -411,6 +411,12 @@ pub struct ServeArgs {
     #[arg(long, env = "KANDEV_DISPATCH_TIMEOUT", default_value_t = crate::routes::service::RouteSettings::DEFAULT_DISPATCH_TIMEOUT_SECONDS)]
     pub dispatch_timeout: u64,
 
+    /// Ended routes (completed, cancelled) are deleted with their
+    /// attempts, events and dispatches this many days after their last
+    /// change, in small batches in the background. 0: keep them for ever.
+    #[arg(long, env = "KANDEV_RETAIN_DAYS", default_value_t = crate::retention::Retention::DEFAULT_RETAIN_DAYS)]
+    pub retain_days: u32,
+
     /// The demo's simulated agents' token (made by `demo` before the server
     /// starts; never read from the command line).
     #[arg(skip)]
@@ -450,6 +456,7 @@ impl Default for ServeArgs {
             max_hold_wait: crate::routes::service::RouteSettings::DEFAULT_MAX_HOLD_WAIT_SECONDS,
             dispatch_timeout:
                 crate::routes::service::RouteSettings::DEFAULT_DISPATCH_TIMEOUT_SECONDS,
+            retain_days: crate::retention::Retention::DEFAULT_RETAIN_DAYS,
             demo_token: None,
         }
     }

@@ -48,6 +48,7 @@ pub mod http;
 pub mod meters;
 pub mod profiles;
 pub mod recovery;
+pub mod retention;
 pub mod routes;
 pub mod scheduler;
 pub mod store;

@@ -37,6 +37,7 @@ pub const DISPATCHES_AMBIGUOUS: &str = "kandev_dispatches_ambiguous_total";
 pub const CIRCUIT_OPENINGS: &str = "kandev_circuit_openings_total";
 pub const CIRCUIT_PROBES: &str = "kandev_circuit_probes_total";
 pub const CIRCUIT_PROBE_OUTCOMES: &str = "kandev_circuit_probe_outcomes_total";
+pub const ROUTES_PRUNED: &str = "kandev_routes_pruned_total";
 
 /// HTTP latency buckets, in seconds: most answers take milliseconds; long
 /// polls and event streams are timed to their first byte.
@@ -114,6 +115,10 @@ fn describe() {
     describe_counter!(
         CIRCUIT_PROBES,
         "Probe leases taken on expired circuits, by scope"
+    );
+    describe_counter!(
+        ROUTES_PRUNED,
+        "Ended routes deleted with their history after the retention time"
     );
     describe_counter!(
         CIRCUIT_PROBE_OUTCOMES,

@@ -72,6 +72,8 @@ pub struct AppState {
     pub test_clock: bool,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// `serve --retain-days`: when ended routes are pruned.
+    pub retention: crate::retention::Retention,
     /// Who may do what: checks tokens and sessions.
     pub access: Access,
     /// The folder of the SQLite file, whose free space `/readyz` checks
@@ -113,6 +115,8 @@ pub struct Setup {
     pub route_settings: crate::routes::service::RouteSettings,
     /// See [`AppState::database_dir`].
     pub database_dir: Option<std::path::PathBuf>,
+    /// `serve --retain-days`.
+    pub retention: crate::retention::Retention,
     /// See [`AppState::limits`].
     pub limits: conn::ConnectionLimits,
 }
@@ -135,6 +139,7 @@ impl Setup {
                 defaults.dispatch_timeout,
             ),
             database_dir: None,
+            retention: crate::retention::Retention::from_days(defaults.retain_days),
             limits: conn::ConnectionLimits::default(),
         }
     }
@@ -174,6 +179,7 @@ impl AppState {
             leptos_options,
             test_clock: setup.test_clock,
             max_body_bytes: setup.max_body_bytes,
+            retention: setup.retention,
             // Credentials expire in real time: the test clock moves route
             // timers, and moving it must not sign anyone out.
             access: Access::new(setup.store.clone(), Clock::system(), setup.no_auth)

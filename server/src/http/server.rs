@@ -41,6 +41,12 @@ impl Server {
             .map(|listener| tokio::spawn(signals.relay(listener)));
         scheduler::reconcile(&state.routes).await?;
         let timers = tokio::spawn(scheduler::run(state.routes.clone(), state.store.clone()));
+        tokio::spawn(crate::retention::run(
+            state.store.clone(),
+            state.clock.clone(),
+            state.retention,
+            state.routes.signals().shutdown.clone(),
+        ));
         tokio::spawn(crate::meters::upkeep(
             state.metrics.clone(),
             state.routes.signals().shutdown.clone(),
@@ -154,6 +160,7 @@ pub async fn serve(
             args.dispatch_timeout,
         ),
         database_dir: sqlite_dir(&args.database_url),
+        retention: crate::retention::Retention::from_days(args.retain_days),
         limits: super::conn::ConnectionLimits::from_seconds(
             args.header_timeout_seconds,
             args.body_timeout_seconds,

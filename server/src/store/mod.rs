@@ -187,6 +187,12 @@ pub trait Store: AccessStore + AuditStore + Send + Sync + 'static {
     /// and counted as evicted.
     async fn record_unknown(&self, row: &UnknownRow, capacity: i64) -> Result<()>;
 
+    /// Deletes up to `limit` ended routes (`completed`, `cancelled`) last
+    /// changed before `before_ms`, oldest first, with their attempts,
+    /// events, schedules, dispatches, key and opener, in one transaction;
+    /// answers how many routes went.
+    async fn prune_ended(&self, before_ms: i64, limit: i64) -> Result<u64>;
+
     /// Up to `limit` entries of the unknown-evidence log (most frequent,
     /// then most recent, first) and how many were ever evicted.
     async fn unknown_evidence(&self, limit: i64) -> Result<(Vec<UnknownRow>, i64)>;

@@ -60,6 +60,7 @@ mod instances;
 mod model;
 mod openapi_doc;
 mod paths;
+mod retention;
 mod routes_attempts;
 mod routes_circuits;
 mod routes_corrupt;

@@ -5,7 +5,7 @@
 //!
 //! The statements are grouped by the tables they serve, one module each:
 //! [`profiles`] (and settings), [`unknown`] (the unknown-evidence log),
-//! [`counts`] (the gauges), [`routes`] (with their keys, openers, attempts
+//! [`retention`] (pruning ended routes), [`counts`] (the gauges), [`routes`] (with their keys, openers, attempts
 //! and events), [`schedules`], [`dispatches`], [`circuits`], and [`batch`]
 //! (the transaction a batch of transitions is committed in through sqlx).
 //! Each holds its tables' columns and a macro that expands, in the
@@ -23,6 +23,7 @@ pub(super) mod circuits;
 pub(super) mod counts;
 pub(super) mod dispatches;
 pub(super) mod profiles;
+pub(super) mod retention;
 pub(super) mod routes;
 pub(super) mod schedules;
 pub(super) mod unknown;
@@ -51,6 +52,7 @@ macro_rules! impl_store {
     ($store:ty, $db:ty, $engine:expr, begin = $begin:expr, order_events = $order_events:expr, skip_locked = $skip_locked:expr, orphaned = $orphaned:expr, db_now = $db_now:expr, notify = $notify:expr) => {
         $crate::store::sql::profiles::profiles_sql!($store, $db, begin = $begin);
         $crate::store::sql::unknown::unknown_sql!($store, begin = $begin);
+        $crate::store::sql::retention::retention_sql!($store, begin = $begin);
         $crate::store::sql::counts::counts_sql!($store, db_now = $db_now);
         $crate::store::sql::routes::routes_sql!($store, $db);
         $crate::store::sql::schedules::schedules_sql!(
@@ -156,6 +158,10 @@ macro_rules! impl_store {
                 capacity: i64,
             ) -> $crate::store::Result<()> {
                 unknown::record_unknown(self, u, capacity).await
+            }
+
+            async fn prune_ended(&self, before_ms: i64, limit: i64) -> $crate::store::Result<u64> {
+                retention::prune_ended(self, before_ms, limit).await
             }
 
             async fn unknown_evidence(
