@@ -26,6 +26,7 @@ pub const HTTP_REQUESTS: &str = "kandev_http_requests_total";
 pub const HTTP_DURATION: &str = "kandev_http_request_duration_seconds";
 pub const ROUTE_TRANSITIONS: &str = "kandev_route_transitions_total";
 pub const FAILURES: &str = "kandev_failures_total";
+pub const FAILURES_BY_CODE: &str = "kandev_failures_by_code_total";
 pub const DECISIONS: &str = "kandev_decisions_total";
 pub const SCHEDULES_ARMED: &str = "kandev_schedules_armed_total";
 pub const SCHEDULES_FIRED: &str = "kandev_schedules_fired_total";
@@ -90,6 +91,10 @@ fn describe() {
         "Route transitions committed, by event kind"
     );
     describe_counter!(FAILURES, "Failures reported, by class");
+    describe_counter!(
+        FAILURES_BY_CODE,
+        "Failures reported, by catalogue code and provider (bounded: an unknown code or provider is `other`)"
+    );
     describe_counter!(DECISIONS, "Failure decisions committed, by kind");
     describe_counter!(SCHEDULES_ARMED, "Schedules armed, by kind");
     describe_counter!(
@@ -124,6 +129,66 @@ fn describe() {
         CIRCUIT_PROBE_OUTCOMES,
         "Probe outcomes, by scope: success closed the circuit, failure re-opened it"
     );
+}
+
+/// Providers a failure's `provider` label names as themselves: the ones
+/// agents report most. Any other provider id (the caller sends it, so it
+/// is unbounded) is `other`, so the series stay few whatever arrives.
+pub const PROVIDERS: &[&str] = &[
+    "anthropic",
+    "openai",
+    "google",
+    "google-gemini",
+    "google-vertex",
+    "aws-bedrock",
+    "bedrock",
+    "azure-openai",
+    "openrouter",
+    "github-copilot",
+    "ollama",
+    "groq",
+    "mistral",
+    "deepseek",
+    "moonshot",
+    "zhipu",
+    "zai",
+    "dashscope",
+    "litellm",
+    "xai",
+];
+
+/// The `provider` label of a failure: a known provider, `other`, or
+/// `none` when the evidence named none.
+pub fn provider_label(provider: Option<&str>) -> &'static str {
+    match provider.map(str::trim).filter(|p| !p.is_empty()) {
+        None => "none",
+        Some(p) => PROVIDERS
+            .iter()
+            .find(|known| known.eq_ignore_ascii_case(p))
+            .copied()
+            .unwrap_or("other"),
+    }
+}
+
+/// The `code` label of a failure: a code of the catalogue (or `unknown`,
+/// the unclassified one), else `other`.
+pub fn code_label(catalogue: &classify::Catalogue, code: &str) -> String {
+    if code == "unknown" || catalogue.class_of(code).is_some() {
+        code.to_string()
+    } else {
+        "other".to_string()
+    }
+}
+
+/// Counts a reported failure: by class, and by code and provider.
+pub fn failure(catalogue: &classify::Catalogue, c: &domain::classification::Classification) {
+    counter!(FAILURES, "class" => c.class.as_str()).increment(1);
+    counter!(
+        FAILURES_BY_CODE,
+        "code" => code_label(catalogue, &c.code),
+        "provider" => provider_label(c.provider_id.as_deref())
+    )
+    .increment(1);
 }
 
 /// Counts what one committed route transition did. Called once per commit,
@@ -302,6 +367,20 @@ pub async fn upkeep(handle: PrometheusHandle, shutdown: tokio_util::sync::Cancel
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failure_labels_are_bounded() {
+        assert_eq!(provider_label(Some("anthropic")), "anthropic");
+        assert_eq!(provider_label(Some("OpenAI")), "openai");
+        assert_eq!(provider_label(Some("my-own-proxy-4711")), "other");
+        assert_eq!(provider_label(Some(" ")), "none");
+        assert_eq!(provider_label(None), "none");
+        let catalogue = classify::Catalogue::builtin();
+        let (code, _) = catalogue.codes().next().expect("a code");
+        assert_eq!(code_label(catalogue, code), code);
+        assert_eq!(code_label(catalogue, "unknown"), "unknown");
+        assert_eq!(code_label(catalogue, "made_up_by_a_caller"), "other");
+    }
 
     #[test]
     fn gauges_list_every_state_with_zeroes() {

@@ -60,8 +60,7 @@ impl Routes {
         if let Err(e) = self.unknown.record(&classification).await {
             tracing::warn!(error = %e, "recording unknown evidence failed");
         }
-        metrics::counter!(crate::meters::FAILURES, "class" => classification.class.as_str())
-            .increment(1);
+        crate::meters::failure(self.catalogue, &classification);
         // A circuit another route changed while we planned: plan again
         // from what is stored now.
         for _ in 0..CIRCUIT_ATTEMPTS {

@@ -226,6 +226,12 @@ async fn metrics_move_with_a_scripted_scenario(engine: Engine) {
     moved("kandev_dispatches_acknowledged_total", &[], 1.0);
     moved("kandev_dispatches_ambiguous_total", &[], 1.0);
     moved("kandev_failures_total", &[("class", "hard")], 2.0);
+    // By code and provider, both bounded label sets.
+    moved(
+        "kandev_failures_by_code_total",
+        &[("code", "quota_limited"), ("provider", "anthropic")],
+        2.0,
+    );
     moved("kandev_timer_lateness_seconds_count", &[], 2.0);
     moved(
         "kandev_http_requests_total",
