@@ -47,6 +47,21 @@ pub enum Command {
     /// activity), on the demo's own SQLite file. Open /routes to watch
     /// routes recover live. No network is used.
     Demo(DemoArgs),
+    /// Routes on a running server: list (by reference, state, profile),
+    /// show one with its attempts, act on one (retry, skip, cancel, stop,
+    /// complete, cancel_route). Needs a token (`--token` or KANDEV_TOKEN).
+    ///
+    /// Exit codes: 0 done; 2 bad usage; 4 the server could not be reached
+    /// or refused the request.
+    Routes {
+        #[command(subcommand)]
+        command: crate::operator::RoutesCommand,
+    },
+    /// Shared circuits on a running server (`list`). Needs a token.
+    Circuits {
+        #[command(subcommand)]
+        command: crate::operator::CircuitsCommand,
+    },
     /// Manage API tokens (for adapters, the runner and scripts).
     ///
     /// A token's secret is printed once, when it is created; only its

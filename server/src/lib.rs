@@ -46,6 +46,7 @@ pub mod config;
 pub mod demo;
 pub mod http;
 pub mod meters;
+pub mod operator;
 pub mod profiles;
 pub mod recovery;
 pub mod retention;

@@ -29,6 +29,8 @@ fn main() -> ExitCode {
                 },
         } => classify::cli::run_catalogue_score(&files, gate, verbose),
         Command::Run(args) => runner::run(args),
+        Command::Routes { command } => server::operator::run_routes(command),
+        Command::Circuits { command } => server::operator::run_circuits(command),
         Command::Token { command } => server::auth::cli::run_token(command),
         Command::User { command } => server::auth::cli::run_user(command),
         Command::Demo(args) => serve(args.into()),

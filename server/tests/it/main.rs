@@ -59,6 +59,7 @@ mod http_profiles;
 mod instances;
 mod model;
 mod openapi_doc;
+mod operator_cli;
 mod paths;
 mod retention;
 mod routes_attempts;
