@@ -89,6 +89,10 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         "fixtures/agent-runtime.json",
         include_str!("../../catalogue/fixtures/agent-runtime.json"),
     ),
+    (
+        "fixtures/generic-tier.json",
+        include_str!("../../catalogue/fixtures/generic-tier.json"),
+    ),
 ];
 
 /// One fixture.

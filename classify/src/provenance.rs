@@ -240,6 +240,39 @@ impl Provenance {
         lines
     }
 
+    /// Whether the agent itself retried after the error reported in item
+    /// `earlier`, before the report in item `last`: a retry, reconnection
+    /// or fallback notice after a report line of `earlier`, or in an item
+    /// between the two; or a later HTTP request (each request an adapter
+    /// records after a failed one is the agent trying again). `facts` is a
+    /// full extraction's. Conflicts across classes are settled by this
+    /// (`Catalogue::analyse`): only an error the agent retried is history.
+    pub(crate) fn retried(
+        &self,
+        ev: &Evidence,
+        facts: &Facts,
+        earlier: usize,
+        last: usize,
+    ) -> bool {
+        if ev.items[earlier + 1..=last.min(ev.items.len() - 1)]
+            .iter()
+            .any(|it| matches!(it, Item::Http(_)))
+        {
+            return true;
+        }
+        let mut reported = false;
+        for (i, _, role) in self.roles(ev, facts) {
+            match role {
+                Role::Report if i == earlier => reported = true,
+                Role::Notice if (i == earlier && reported) || (i > earlier && i <= last) => {
+                    return true
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// What of `ev` is evidence, judged from what a full extraction found;
     /// `None` when all of it is.
     pub(crate) fn mask(&self, ev: &Evidence, facts: &Facts) -> Option<Mask> {

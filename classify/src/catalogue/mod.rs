@@ -128,6 +128,10 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         "rules/agent-runtime.toml",
         include_str!("../../../catalogue/rules/agent-runtime.toml"),
     ),
+    (
+        "rules/generic-tier.toml",
+        include_str!("../../../catalogue/rules/generic-tier.toml"),
+    ),
 ];
 
 /// One rule that matched, for explanations and collision checks.

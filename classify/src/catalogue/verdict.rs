@@ -10,7 +10,17 @@ use crate::evidence::Evidence;
 use crate::facts::Facts;
 use crate::mask::Mask;
 use crate::matcher::Evaluation;
+use domain::classification::Confidence;
+use domain::policy::ErrorClass;
 use std::collections::HashSet;
+
+/// What [`Catalogue::settle`] makes of a first verdict.
+enum Settled {
+    /// The verdict stands (or became this one).
+    Final(Verdict),
+    /// These earlier items' reports are history: drop them and decide again.
+    Superseded(Vec<usize>),
+}
 
 /// The outcome of evaluating every rule.
 #[derive(Debug)]
@@ -44,9 +54,9 @@ impl Catalogue {
         let earlier = {
             let evaluation = self.deciding_rules(&facts);
             let verdict = self.verdict(&evaluation.matched);
-            match self.superseded_reports(&facts, &evaluation, &verdict) {
-                None => return then(&facts, &evaluation, &verdict, mask.as_ref()),
-                Some(items) => items,
+            match self.settle(ev, &facts, &evaluation, verdict) {
+                Settled::Final(v) => return then(&facts, &evaluation, &v, mask.as_ref()),
+                Settled::Superseded(items) => items,
             }
         };
         let mut mask = mask.unwrap_or_else(|| Mask::all(ev.items.len()));
@@ -59,37 +69,137 @@ impl Catalogue {
         then(&facts, &evaluation, &verdict, Some(&mask))
     }
 
-    /// When the deciding tier's rules disagree, each found its evidence in
-    /// one item, and the rules of the latest of those items agree: the
-    /// earlier items (their reports are superseded by the final one).
-    fn superseded_reports(
-        &self,
-        facts: &Facts,
-        evaluation: &Evaluation<'_>,
-        verdict: &Verdict,
-    ) -> Option<Vec<usize>> {
-        let Verdict::Conflict(top) = verdict else {
-            return None;
-        };
-        let place = |i: usize| match evaluation.text_place(i) {
+    /// Where rule `i` found its evidence: the item of the latest segment its
+    /// pattern matched, else the item carrying its structured fact.
+    fn place(&self, facts: &Facts, evaluation: &Evaluation<'_>, i: usize) -> Option<usize> {
+        match evaluation.text_place(i) {
             Some((src, pos)) => facts.item_at(src, pos),
             None => self.matcher.conditions(i).decisive_item(facts),
-        };
-        let places = top
+        }
+    }
+
+    /// What a first verdict becomes once the order of the reports is taken
+    /// into account. Conservative by design: the items of one invocation
+    /// that disagree across classes make the answer `unknown`, unless the
+    /// agent itself retried the earlier error (then it is history); a later
+    /// transient report never overrides an earlier hard one.
+    fn settle(
+        &self,
+        ev: &Evidence,
+        facts: &Facts,
+        evaluation: &Evaluation<'_>,
+        verdict: Verdict,
+    ) -> Settled {
+        match verdict {
+            Verdict::Conflict(top) => self.settle_conflict(ev, facts, evaluation, top),
+            Verdict::Rule(w) if self.class_of_rule(w) == ErrorClass::Transient => {
+                match self.earlier_hard(facts, evaluation, w) {
+                    Some(h) => Settled::Final(Verdict::Conflict(vec![h, w])),
+                    None => Settled::Final(Verdict::Rule(w)),
+                }
+            }
+            v => Settled::Final(v),
+        }
+    }
+
+    fn class_of_rule(&self, i: usize) -> ErrorClass {
+        self.codes[self.rules[i].code].class
+    }
+
+    /// The deciding tier's rules disagree. Transient codes with one scope
+    /// (a 529 banner over a logged 500) are one outcome told twice: the
+    /// latest report's rule decides. Reports in different items: the last
+    /// item's report is the outcome when its rules agree and every earlier
+    /// report is of the same class, or was retried by the agent and is not
+    /// a hard error followed by a transient one. Anything else stays a
+    /// conflict.
+    fn settle_conflict(
+        &self,
+        ev: &Evidence,
+        facts: &Facts,
+        evaluation: &Evaluation<'_>,
+        top: Vec<usize>,
+    ) -> Settled {
+        let places: Option<Vec<usize>> = top
             .iter()
-            .map(|&i| place(i))
-            .collect::<Option<Vec<usize>>>()?;
-        let last = *places.iter().max()?;
-        let codes: HashSet<usize> = top
+            .map(|&i| self.place(facts, evaluation, i))
+            .collect();
+        let Some(places) = places else {
+            return Settled::Final(Verdict::Conflict(top));
+        };
+        let last = places.iter().copied().max().unwrap_or(0);
+        let scope = |i: usize| self.rules[i].scope.or(self.codes[self.rules[i].code].scope);
+        let one_transient_outcome = top
+            .iter()
+            .all(|&i| self.class_of_rule(i) == ErrorClass::Transient && scope(i) == scope(top[0]));
+        if one_transient_outcome {
+            let latest = |i: &usize| {
+                let text = evaluation.text_place(*i).map(|(_, pos)| pos);
+                (self.place(facts, evaluation, *i), text)
+            };
+            let at = top.iter().map(latest).max();
+            let winners: Vec<usize> = top
+                .iter()
+                .copied()
+                .filter(|i| Some(latest(i)) == at)
+                .collect();
+            if let Verdict::Rule(w) = self.verdict(&winners) {
+                return Settled::Final(Verdict::Rule(w));
+            }
+            return Settled::Final(Verdict::Conflict(top));
+        }
+        let last_rules: Vec<usize> = top
             .iter()
             .zip(&places)
             .filter(|(_, p)| **p == last)
-            .map(|(&i, _)| self.rules[i].code)
+            .map(|(&i, _)| i)
             .collect();
-        let mut earlier: Vec<usize> = places.into_iter().filter(|&p| p != last).collect();
+        let codes: HashSet<usize> = last_rules.iter().map(|&i| self.rules[i].code).collect();
+        let mut earlier: Vec<usize> = places.iter().copied().filter(|&p| p != last).collect();
         earlier.sort_unstable();
         earlier.dedup();
-        (codes.len() == 1 && !earlier.is_empty()).then_some(earlier)
+        if codes.len() != 1 || earlier.is_empty() {
+            return Settled::Final(Verdict::Conflict(top));
+        }
+        let last_class = self.class_of_rule(last_rules[0]);
+        let mut full = None;
+        for (&i, &p) in top.iter().zip(&places) {
+            let class = self.class_of_rule(i);
+            if p == last || class == last_class {
+                continue;
+            }
+            let hard_then_transient =
+                class == ErrorClass::Hard && last_class == ErrorClass::Transient;
+            let facts = full.get_or_insert_with(|| Facts::extract(ev, None));
+            if hard_then_transient || !self.provenance.retried(ev, facts, p, last) {
+                return Settled::Final(Verdict::Conflict(top));
+            }
+        }
+        Settled::Superseded(earlier)
+    }
+
+    /// A hard rule of high confidence that matched in an item before the
+    /// one transient rule `w` decided from (any tier): a later transient
+    /// report must not silently override it. Looked for only when there is
+    /// an earlier item with evidence, so single-item envelopes cost nothing.
+    fn earlier_hard(&self, facts: &Facts, evaluation: &Evaluation<'_>, w: usize) -> Option<usize> {
+        let at = self.place(facts, evaluation, w)?;
+        let first = facts.segments.iter().map(|s| s.item).min()?;
+        let first = facts
+            .statuses
+            .iter()
+            .map(|(_, i)| *i)
+            .chain(facts.tokens.iter().map(|(_, i)| *i))
+            .fold(first, usize::min);
+        if first >= at {
+            return None;
+        }
+        let all = self.matcher.evaluate(facts, false);
+        all.matched.iter().copied().find(|&i| {
+            self.class_of_rule(i) == ErrorClass::Hard
+                && self.rules[i].confidence == Confidence::High
+                && self.place(facts, &all, i).is_some_and(|p| p < at)
+        })
     }
 
     /// Indexes of every rule whose conditions hold.

@@ -292,6 +292,8 @@ impl Facts {
             "resets_in_seconds"
             | "reset_after_seconds"
             | "reset_in_seconds"
+            | "reset_seconds"
+            | "resetSeconds"
             | "retry_after"
             | "retryAfter"
             | "retry_after_seconds"
