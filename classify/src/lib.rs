@@ -32,6 +32,7 @@ mod extract;
 mod facts;
 pub mod fixtures;
 mod json;
+pub mod lofo;
 mod mask;
 mod matcher;
 pub mod provenance;
