@@ -10,8 +10,9 @@ use super::catalogue::verdict::Verdict;
 use super::catalogue::{Catalogue, Confidence};
 use super::evidence::{Evidence, EvidenceError, Item};
 use super::facts::{Facts, Segment, Source};
+use super::mask::Mask;
 use super::matcher::Evaluation;
-use super::{sanitize, timing};
+use super::{explain, sanitize, timing};
 use aho_corasick::AhoCorasick;
 use chrono::{DateTime, Utc};
 use domain::policy::ErrorClass;
@@ -36,13 +37,29 @@ pub fn classify_at(
     evidence: &Evidence,
     now: DateTime<Utc>,
 ) -> Classification {
+    classify_with(catalogue, evidence, now, false)
+}
+
+/// [`classify_at`] with, when `explain` is set, the explain trace (why: the
+/// rules per tier, the deciding one, provenance, timing source). The trace
+/// evaluates every tier once more; without it nothing extra is done.
+pub fn classify_with(
+    catalogue: &Catalogue,
+    evidence: &Evidence,
+    now: DateTime<Utc>,
+    explain: bool,
+) -> Classification {
     let reference = evidence.occurred_at.unwrap_or(now);
-    catalogue.analyse(evidence, |facts, evaluation, verdict, _| {
-        decide(catalogue, evidence, reference, facts, evaluation, verdict)
+    catalogue.analyse(evidence, |facts, evaluation, verdict, mask| {
+        let ask = explain.then_some(mask);
+        decide(
+            catalogue, evidence, reference, facts, evaluation, verdict, ask,
+        )
     })
 }
 
-/// The classification the deciding rules and verdict give.
+/// The classification the deciding rules and verdict give; with `explain`
+/// (the provenance mask in force, if any), its trace too.
 fn decide(
     catalogue: &Catalogue,
     evidence: &Evidence,
@@ -50,8 +67,15 @@ fn decide(
     facts: &Facts,
     evaluation: &Evaluation<'_>,
     verdict: &Verdict,
+    explain: Option<Option<&Mask>>,
 ) -> Classification {
     let unknown = catalogue.unknown;
+    // Where the deciding rule found its evidence, for the trace.
+    let mut found: (
+        Option<(Source, usize)>,
+        Option<usize>,
+        &[timing::TimingSource],
+    ) = (None, None, &[]);
     let (code, rule_id, confidence, scope, hint, excerpt) = match verdict {
         Verdict::Rule(i) => {
             let i = *i;
@@ -86,6 +110,7 @@ fn decide(
                 }
             }
             let scope = r.scope.or(catalogue.codes[code].scope);
+            found = (place, item, &r.timing);
             let excerpt = match (place, item) {
                 (Some((src, pos)), _) => {
                     place_excerpt(facts, src, pos, || evaluation.text_focus(i))
@@ -119,6 +144,17 @@ fn decide(
     };
     let c = &catalogue.codes[code];
     let hint = hint.filter(|_| matches!(c.class, ErrorClass::Transient | ErrorClass::Hard));
+    let explain = explain.map(|mask| {
+        let (text, item, trusted) = found;
+        let decided = explain::Decided {
+            verdict,
+            text,
+            item,
+            trusted,
+            source: hint.map(|h| h.source),
+        };
+        explain::trace(catalogue, evidence, facts, mask, decided)
+    });
     Classification {
         code: c.name.clone(),
         class: c.class,
@@ -141,6 +177,7 @@ fn decide(
         retry_after_seconds: hint.map(|h| h.seconds_after(reference)),
         reset_at: hint.map(|h| h.reset_at),
         safe_excerpt: excerpt,
+        explain,
     }
 }
 
@@ -170,8 +207,18 @@ pub fn classify_line(
     line: &str,
     now: DateTime<Utc>,
 ) -> Result<Classification, EvidenceError> {
+    classify_line_with(catalogue, line, now, false)
+}
+
+/// [`classify_line`], with the explain trace when `explain` is set.
+pub fn classify_line_with(
+    catalogue: &Catalogue,
+    line: &str,
+    now: DateTime<Utc>,
+    explain: bool,
+) -> Result<Classification, EvidenceError> {
     let ev = Evidence::from_json_str(line)?;
-    Ok(classify_at(catalogue, &ev, now))
+    Ok(classify_with(catalogue, &ev, now, explain))
 }
 
 /// The excerpt of the segment at `pos`, centred on `focus` (a haystack

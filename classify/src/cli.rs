@@ -3,7 +3,7 @@
 //! score` (figures and gates over labelled corpora).
 
 use super::catalogue::Catalogue;
-use super::classifier::classify_line;
+use super::classifier::classify_line_with;
 use super::fixtures;
 use super::score::{self, Gate};
 use chrono::{SubsecRound, Utc};
@@ -16,8 +16,9 @@ pub const MAX_INPUT_LINE: usize = 16 << 20;
 
 /// `kandev-recovery classify`: one classification per input line, same order.
 /// A line that is not an envelope yields `{"error": …, "line": n}` and the
-/// rest still classify. Blank lines are skipped.
-pub fn run_classify() -> ExitCode {
+/// rest still classify. Blank lines are skipped. With `explain`, each
+/// classification carries its `explain` object.
+pub fn run_classify(explain: bool) -> ExitCode {
     let catalogue = match Catalogue::load_builtin() {
         Ok(c) => c,
         Err(e) => {
@@ -27,7 +28,8 @@ pub fn run_classify() -> ExitCode {
     };
     let stdin = io::stdin();
     let stdout = io::stdout();
-    match classify_stream(&catalogue, stdin.lock(), BufWriter::new(stdout.lock())) {
+    let out = BufWriter::new(stdout.lock());
+    match classify_stream_with(&catalogue, stdin.lock(), out, explain) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("classify: {e}");
@@ -39,8 +41,19 @@ pub fn run_classify() -> ExitCode {
 /// The loop behind `classify`, over any reader and writer.
 pub fn classify_stream<R: BufRead, W: Write>(
     catalogue: &Catalogue,
+    input: R,
+    out: W,
+) -> io::Result<()> {
+    classify_stream_with(catalogue, input, out, false)
+}
+
+/// [`classify_stream`], with each classification's `explain` object when
+/// `explain` is set (`classify --explain`).
+pub fn classify_stream_with<R: BufRead, W: Write>(
+    catalogue: &Catalogue,
     mut input: R,
     mut out: W,
+    explain: bool,
 ) -> io::Result<()> {
     let mut buf = Vec::new();
     let mut line_no = 0u64;
@@ -75,7 +88,7 @@ pub fn classify_stream<R: BufRead, W: Write>(
             line_no -= 1;
             continue;
         }
-        match classify_line(catalogue, text, Utc::now().trunc_subsecs(3)) {
+        match classify_line_with(catalogue, text, Utc::now().trunc_subsecs(3), explain) {
             Ok(c) => {
                 serde_json::to_writer(&mut out, &c)?;
                 out.write_all(b"\n")?;

@@ -21,13 +21,15 @@
 //! - [`timing`]: retry-after, reset headers, RetryInfo, prose durations,
 //!   epochs and zoned clock times, validated against `occurred_at`.
 //! - [`sanitize`]: redaction and the bounded `safe_excerpt`.
-//! - [`classifier`]: [`classify`], the pure function tying them together.
+//! - [`classifier`]: [`classify`], the pure function tying them together;
+//!   `explain`: its trace, built only when asked for ([`classify_with`]).
 //! - [`fixtures`]: the fixture format and runner; [`score`]: figures and
 //!   gates over labelled corpora; [`cli`]: the CLI commands.
 
 pub mod catalogue;
 pub mod classifier;
 pub mod cli;
+mod explain;
 mod extract;
 mod facts;
 pub mod fixtures;
@@ -45,8 +47,8 @@ pub use catalogue::{
     Explanation, RuleMatch, Scope,
 };
 pub use classifier::{
-    classify, classify_at, classify_json, classify_json_at, classify_line, Classification,
-    RULE_CONFLICT, RULE_UNMATCHED,
+    classify, classify_at, classify_json, classify_json_at, classify_line, classify_line_with,
+    classify_with, Classification, RULE_CONFLICT, RULE_UNMATCHED,
 };
 /// The envelope is the shared vocabulary's (`domain::evidence`): adapters
 /// write it, this crate reads it.

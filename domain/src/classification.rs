@@ -81,6 +81,11 @@ pub struct Classification {
     pub reset_at: Option<DateTime<Utc>>,
     /// At most 240 characters, secrets and identities redacted.
     pub safe_excerpt: String,
+    /// Why: the rules that matched in each tier, the one that decided,
+    /// where its evidence came from, the timing source. Present when asked
+    /// for (`classify --explain`) and on every attempt the service records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::explain::Explain>,
 }
 
 fn rfc3339<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {

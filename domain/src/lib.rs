@@ -17,7 +17,8 @@
 //! - [`circuit`]: shared resource circuits on the wire.
 //! - [`evidence`]: the evidence envelope an adapter reports a failure
 //!   with, and its lenient, bounded readers.
-//! - [`classification`]: what the classifier answers for an envelope.
+//! - [`classification`]: what the classifier answers for an envelope;
+//!   [`explain`]: why (the rules per tier, the deciding one, provenance, timing).
 //! - [`concrete`]: `POST /classify` and `POST /policies/evaluate` for
 //!   sessions on one concrete agent profile (no route).
 //! - [`people`]: people who sign in, for the administrator's page.
@@ -47,6 +48,7 @@ pub mod classification;
 pub mod concrete;
 pub mod error;
 pub mod evidence;
+pub mod explain;
 pub mod ids;
 pub mod people;
 pub mod policy;

@@ -565,6 +565,17 @@ pub fn classification_words(a: &Attempt) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
+/// Why the classifier answered as it did, in one line, from the attempt's
+/// recorded explain trace (absent on attempts recorded before it was kept).
+pub fn explain_words(a: &Attempt) -> Option<String> {
+    let v = a.classification.as_ref()?.get("explain")?;
+    #[cfg(any(test, feature = "reader"))]
+    let e: crate::explain::Explain = crate::wire_json::FromJson::from_json(v).ok()?;
+    #[cfg(not(any(test, feature = "reader")))]
+    let e: crate::explain::Explain = serde_json::from_value(v.clone()).ok()?;
+    Some(format!("Why: {}", e.summary()))
+}
+
 /// A provider id as people write it (`anthropic` → "Anthropic").
 fn provider_words(id: &str) -> String {
     capitalised(id)

@@ -21,7 +21,13 @@ pub enum Command {
     /// Classify evidence envelopes: JSONL on stdin (an envelope per line, or
     /// an object whose `evidence` field is one), one classification per line
     /// on stdout, in the same order.
-    Classify,
+    Classify {
+        /// Add an `explain` object to each classification: the rules that
+        /// matched in each tier, the one that decided, where its evidence
+        /// came from, what provenance set aside, the timing source.
+        #[arg(long)]
+        explain: bool,
+    },
     /// Work with the error catalogue.
     Catalogue {
         #[command(subcommand)]

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         .unwrap_or(Command::Serve(ServeArgs::parse_from_env()))
     {
         Command::Serve(args) => serve(args),
-        Command::Classify => classify::cli::run_classify(),
+        Command::Classify { explain } => classify::cli::run_classify(explain),
         Command::Catalogue {
             command: CatalogueCommand::Check { verbose },
         } => classify::cli::run_catalogue_check(verbose),

@@ -489,6 +489,7 @@ fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
                     <span class="muted">{class_words(class)}</span>
                 </span>
                 {classification_words(&attempt).map(|w| view! { <span class="judged muted">{w}</span> })}
+                {explain_words(&attempt).map(|w| view! { <span class="judged muted explain">{w}</span> })}
             </td>
             <td data-label="Decision">{decision_words(&attempt)}</td>
             <td data-label="Deadline">

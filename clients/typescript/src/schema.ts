@@ -1054,6 +1054,7 @@ export interface components {
             /** @description Stable semantic cause, e.g. `provider_overloaded`. */
             code: string;
             confidence: components["schemas"]["Confidence"];
+            explain?: null | components["schemas"]["Explain"];
             model_id?: string | null;
             /**
              * Format: date-time
@@ -1233,6 +1234,74 @@ export interface components {
             provider_id?: string | null;
             resumable?: null | components["schemas"]["Resumable"];
             route_id?: string | null;
+        };
+        /** @description Everything the classifier weighed. */
+        Explain: {
+            /** @description The deciding rule's id; `null` on a conflict or no match. */
+            decided_by?: string | null;
+            evidence?: null | components["schemas"]["ExplainPlace"];
+            outcome: components["schemas"]["ExplainOutcome"];
+            /**
+             * @description Items provenance left unread (an echoed prompt, a notice the agent
+             *     superseded, an error it carried on after), by index.
+             */
+            set_aside: number[];
+            /**
+             * @description The tiers with a matching rule, best first, each with its matching
+             *     rules; the first tier decides, the others are shown for context.
+             */
+            tiers: components["schemas"]["ExplainTier"][];
+            /**
+             * @description The reset: the sources the deciding rule trusts, in precedence
+             *     order, and the one that gave the time (`null` when none did).
+             */
+            timing: components["schemas"]["ExplainTiming"];
+        };
+        /**
+         * @description How the best tier with a match decided.
+         * @enum {string}
+         */
+        ExplainOutcome: "rule" | "conflict" | "unmatched";
+        /**
+         * @description The item (by index in the envelope) and, for a text pattern, the text
+         *     and the stream line the deciding rule matched in. A rule with no text
+         *     pattern names the item carrying its structured fact (a status, an error
+         *     identifier) and no text source.
+         */
+        ExplainPlace: {
+            /** Format: int32 */
+            item: number;
+            /** @description The item's kind (`http`, `stderr`, `stdout`, `acp_error`…). */
+            kind: string;
+            /**
+             * Format: int32
+             * @description The line of a stream item, from 0.
+             */
+            line?: number | null;
+            text?: null | components["schemas"]["ExplainText"];
+        };
+        /** @description A rule whose conditions held, and the code it names. */
+        ExplainRule: {
+            code: string;
+            rule: string;
+        };
+        /**
+         * @description Which of the classifier's texts a rule read: error text (bodies,
+         *     error messages, stderr, stdout), the agent's message chunks, or the
+         *     text of failed tool calls.
+         * @enum {string}
+         */
+        ExplainText: "error" | "agent" | "tool";
+        /** @description One tier's matching rules. */
+        ExplainTier: {
+            rules: components["schemas"]["ExplainRule"][];
+            /** @description The tier's name in the catalogue (`structured`, `signature`…). */
+            tier: string;
+        };
+        /** @description Where the reset came from. */
+        ExplainTiming: {
+            source?: null | components["schemas"]["TimingSource"];
+            trusted: components["schemas"]["TimingSource"][];
         };
         FailureAnswer: {
             classification: components["schemas"]["Classification"];
@@ -1569,6 +1638,11 @@ export interface components {
             description: string;
             name: string;
         };
+        /**
+         * @description Where a reset time came from, in the classifier's precedence order.
+         * @enum {string}
+         */
+        TimingSource: "retry_after_ms" | "retry_after" | "reset_headers" | "unified_reset" | "retry_info" | "body_fields" | "phrase" | "epoch" | "clock";
         /** @description One distinct unrecognised excerpt. */
         UnknownEntry: {
             catalogue_version: string;

@@ -6,7 +6,7 @@
 use super::error::{Result, RouteError};
 use super::Routes;
 use crate::recovery::concrete;
-use classify::{classify_at, Classification, Evidence};
+use classify::{classify_with, Classification, Evidence};
 use domain::concrete::{EvaluateAnswer, EvaluateRequest};
 
 impl Routes {
@@ -39,7 +39,8 @@ impl Routes {
     }
 
     async fn classify_evidence(&self, evidence: &Evidence) -> Classification {
-        let classification = classify_at(self.catalogue, evidence, self.now());
+        // With its trace, as a route's failure report answers it.
+        let classification = classify_with(self.catalogue, evidence, self.now(), true);
         // The log grows the catalogue; losing one sighting must not fail
         // the caller's recovery.
         if let Err(e) = self.unknown.record(&classification).await {

@@ -13,7 +13,7 @@ use crate::circuits::CircuitKey;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{Commit, DecisionRows, StoreError};
 use chrono::{DateTime, Utc};
-use classify::{classify_at, Classification, Evidence};
+use classify::{classify_with, Classification, Evidence};
 use domain::api::{EffectReport, FailureAnswer, InvocationReport};
 use domain::ids::{Generation, RouteId};
 use domain::policy::{FieldError, FieldErrorCode};
@@ -54,7 +54,8 @@ impl Routes {
             }
         }
         let now = self.now();
-        let classification = classify_at(self.catalogue, &evidence, now);
+        // With its trace: every attempt shows why it was classified so.
+        let classification = classify_with(self.catalogue, &evidence, now, true);
         // The log is for growing the catalogue: losing one sighting must not
         // stop a route's recovery, so a failed write is only logged.
         if let Err(e) = self.unknown.record(&classification).await {

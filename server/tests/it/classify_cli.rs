@@ -2,8 +2,66 @@
 //! same order; a line that is not an envelope yields an error line and the
 //! rest still classify.
 
-use classify::cli::classify_stream;
+use classify::cli::{classify_stream, classify_stream_with};
 use classify::Catalogue;
+
+#[test]
+fn explain_says_why_and_only_when_asked() {
+    // A 529 with retry-after.
+    let input = r#"{"occurred_at":"2026-11-30T12:00:00Z","items":[{"kind":"http","status":529,"headers":{"retry-after":"12"},"body":"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"},{"kind":"process_exit","exit_code":1}]}"#;
+    let run = |explain: bool| {
+        let mut out = Vec::new();
+        classify_stream_with(Catalogue::builtin(), input.as_bytes(), &mut out, explain)
+            .expect("io");
+        serde_json::from_slice::<serde_json::Value>(&out).expect("one JSON line")
+    };
+    let plain = run(false);
+    assert!(plain.get("explain").is_none(), "{plain}");
+    let why = run(true);
+    let e = &why["explain"];
+    // The fixed fields are the same with or without the trace.
+    let mut without = why.clone();
+    without.as_object_mut().expect("object").remove("explain");
+    assert_eq!(without, plain);
+    assert_eq!(e["outcome"], "rule", "{e}");
+    assert_eq!(e["decided_by"], why["classifier_rule"], "{e}");
+    let tiers = e["tiers"].as_array().expect("tiers");
+    assert!(
+        tiers[0]["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .any(|r| r["rule"] == why["classifier_rule"] && r["code"] == "provider_overloaded"),
+        "{e}"
+    );
+    // A bare-status rule for 529 matches too, in a lower tier.
+    assert!(tiers.len() >= 2, "{e}");
+    assert_eq!(e["evidence"]["item"], 0, "{e}");
+    assert_eq!(e["evidence"]["kind"], "http", "{e}");
+    assert_eq!(e["timing"]["source"], "retry_after", "{e}");
+    assert!(
+        e["timing"]["trusted"]
+            .as_array()
+            .expect("trusted")
+            .iter()
+            .any(|t| t == "retry_after"),
+        "{e}"
+    );
+    assert_eq!(e["set_aside"], serde_json::json!([]), "{e}");
+    // Nothing matched: the trace says so, and names no rule.
+    let mut out = Vec::new();
+    classify_stream_with(
+        Catalogue::builtin(),
+        r#"{"items":[{"kind":"stderr","lines":["zork-17 flux capacitor"]}]}"#.as_bytes(),
+        &mut out,
+        true,
+    )
+    .expect("io");
+    let none: serde_json::Value = serde_json::from_slice(&out).expect("json");
+    assert_eq!(none["explain"]["outcome"], "unmatched", "{none}");
+    assert!(none["explain"]["decided_by"].is_null(), "{none}");
+    assert!(none["explain"]["evidence"].is_null(), "{none}");
+}
 
 #[test]
 fn one_output_line_per_input_line_in_order() {

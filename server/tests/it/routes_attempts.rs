@@ -39,6 +39,27 @@ async fn attempts_keep_the_whole_classification(engine: Engine) {
         "2026-11-30T12:05:00Z"
     );
     assert_eq!(history[1]["classification"]["scope"], "provider");
+    // Each says why: the deciding rule, in the first tier that matched,
+    // where its evidence was and which timing source gave the reset.
+    for attempt in history {
+        let c = &attempt["classification"];
+        let why = &c["explain"];
+        assert_eq!(why["outcome"], "rule", "{c}");
+        assert_eq!(why["decided_by"], c["classifier_rule"], "{c}");
+        let first_tier = why["tiers"][0]["rules"].as_array().expect("rules");
+        assert!(
+            first_tier.iter().any(|r| r["rule"] == c["classifier_rule"]),
+            "{c}"
+        );
+    }
+    let usage = &history[0]["classification"]["explain"];
+    assert_eq!(usage["evidence"]["kind"], "stderr", "{usage}");
+    assert_eq!(usage["evidence"]["text"], "error", "{usage}");
+    assert_eq!(usage["evidence"]["line"], 0, "{usage}");
+    assert_eq!(usage["timing"]["source"], "epoch", "{usage}");
+    let overloaded = &history[1]["classification"]["explain"];
+    assert_eq!(overloaded["evidence"]["item"], 0, "{overloaded}");
+    assert_eq!(overloaded["evidence"]["kind"], "http", "{overloaded}");
 }
 
 on_both_engines!(attempts_keep_the_whole_classification);

@@ -158,6 +158,7 @@ mod tests {
             retry_after_seconds: reset_in.map(|s| s as f64),
             reset_at: reset_in.map(|s| now() + chrono::Duration::seconds(s)),
             safe_excerpt: "HTTP 529".into(),
+            explain: None,
         }
     }
 

@@ -45,6 +45,13 @@ from .evaluate_answer import EvaluateAnswer
 from .evaluate_request import EvaluateRequest
 from .event_kind import EventKind
 from .evidence import Evidence
+from .explain import Explain
+from .explain_outcome import ExplainOutcome
+from .explain_place import ExplainPlace
+from .explain_rule import ExplainRule
+from .explain_text import ExplainText
+from .explain_tier import ExplainTier
+from .explain_timing import ExplainTiming
 from .failure_answer import FailureAnswer
 from .field_error import FieldError
 from .get_openapi_document_response_200 import GetOpenapiDocumentResponse200
@@ -95,6 +102,7 @@ from .scope import Scope
 from .set_permissions import SetPermissions
 from .sign_in_form import SignInForm
 from .tier_spec import TierSpec
+from .timing_source import TimingSource
 from .unknown_entry import UnknownEntry
 from .unknown_snapshot import UnknownSnapshot
 from .unsafe_reason import UnsafeReason
@@ -149,6 +157,13 @@ __all__ = (
     "EvaluateRequest",
     "EventKind",
     "Evidence",
+    "Explain",
+    "ExplainOutcome",
+    "ExplainPlace",
+    "ExplainRule",
+    "ExplainText",
+    "ExplainTier",
+    "ExplainTiming",
     "FailureAnswer",
     "FieldError",
     "GetOpenapiDocumentResponse200",
@@ -199,6 +214,7 @@ __all__ = (
     "SetPermissions",
     "SignInForm",
     "TierSpec",
+    "TimingSource",
     "UnknownEntry",
     "UnknownSnapshot",
     "UnsafeReason",

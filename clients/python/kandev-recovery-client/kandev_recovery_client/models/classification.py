@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -11,6 +11,10 @@ from ..models.confidence import Confidence
 from ..models.phase import Phase
 from ..models.scope import Scope
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.explain import Explain
+
 
 T = TypeVar("T", bound="Classification")
 
@@ -27,6 +31,7 @@ class Classification:
         confidence (Confidence): How sure a rule is. Recovering codes need `medium` or `high`.
         occurred_at (datetime.datetime): The reference time: the envelope's, or the classifier's clock.
         safe_excerpt (str): At most 240 characters, secrets and identities redacted.
+        explain (Explain | None | Unset):
         model_id (None | str | Unset):
         phase (None | Phase | Unset):
         provider_id (None | str | Unset):
@@ -43,6 +48,7 @@ class Classification:
     confidence: Confidence
     occurred_at: datetime.datetime
     safe_excerpt: str
+    explain: Explain | None | Unset = UNSET
     model_id: None | str | Unset = UNSET
     phase: None | Phase | Unset = UNSET
     provider_id: None | str | Unset = UNSET
@@ -52,6 +58,8 @@ class Classification:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.explain import Explain  # noqa: PLC0415
+
         catalogue_version = self.catalogue_version
 
         class_ = self.class_
@@ -65,6 +73,14 @@ class Classification:
         occurred_at = self.occurred_at.isoformat()
 
         safe_excerpt = self.safe_excerpt
+
+        explain: dict[str, Any] | None | Unset
+        if isinstance(self.explain, Unset):
+            explain = UNSET
+        elif isinstance(self.explain, Explain):
+            explain = self.explain.to_dict()
+        else:
+            explain = self.explain
 
         model_id: None | str | Unset
         if isinstance(self.model_id, Unset):
@@ -121,6 +137,8 @@ class Classification:
                 "safe_excerpt": safe_excerpt,
             }
         )
+        if explain is not UNSET:
+            field_dict["explain"] = explain
         if model_id is not UNSET:
             field_dict["model_id"] = model_id
         if phase is not UNSET:
@@ -138,6 +156,8 @@ class Classification:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.explain import Explain  # noqa: PLC0415
+
         d = dict(src_dict)
         catalogue_version = d.pop("catalogue_version")
 
@@ -152,6 +172,23 @@ class Classification:
         occurred_at = datetime.datetime.fromisoformat(d.pop("occurred_at"))
 
         safe_excerpt = d.pop("safe_excerpt")
+
+        def _parse_explain(data: object) -> Explain | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                explain_type_1 = Explain.from_dict(data)
+
+                return explain_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Explain | None | Unset, data)
+
+        explain = _parse_explain(d.pop("explain", UNSET))
 
         def _parse_model_id(data: object) -> None | str | Unset:
             if data is None:
@@ -239,6 +276,7 @@ class Classification:
             confidence=confidence,
             occurred_at=occurred_at,
             safe_excerpt=safe_excerpt,
+            explain=explain,
             model_id=model_id,
             phase=phase,
             provider_id=provider_id,
