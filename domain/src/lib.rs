@@ -15,6 +15,7 @@
 //! - [`audit`]: who did what and when: actors, the audit trail, a
 //!   profile's kept revisions.
 //! - [`circuit`]: shared resource circuits on the wire.
+//! - [`webhook`]: webhook subscriptions, their event kinds and deliveries.
 //! - [`evidence`]: the evidence envelope an adapter reports a failure
 //!   with, and its lenient, bounded readers.
 //! - [`classification`]: what the classifier answers for an envelope;
@@ -54,6 +55,7 @@ pub mod people;
 pub mod policy;
 pub mod profile;
 pub mod route;
+pub mod webhook;
 pub mod wire_json;
 pub mod wire_time;
 pub mod words;

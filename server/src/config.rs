@@ -81,6 +81,12 @@ pub enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Manage webhooks on a running server (an administrator's token):
+    /// list, add, remove, and a subscription's delivery log.
+    Webhooks {
+        #[command(subcommand)]
+        command: crate::webhooks::cli::WebhooksCommand,
+    },
     /// Measure this machine: the database's raw commit ceiling, the
     /// classifier, committed decisions through the HTTP API, timer
     /// lateness, restart reconciliation, event fan-out, memory and the web
@@ -438,6 +444,13 @@ pub struct ServeArgs {
     #[arg(long, env = "KANDEV_RETAIN_DAYS", default_value_t = crate::retention::Retention::DEFAULT_RETAIN_DAYS)]
     pub retain_days: u32,
 
+    /// Let webhooks deliver to loopback and private addresses (a receiver
+    /// on this host or the local network). Off by default: a webhook URL
+    /// could otherwise reach services that are not meant to be reachable
+    /// from outside (server-side request forgery).
+    #[arg(long, env = "KANDEV_ALLOW_PRIVATE_WEBHOOKS", value_parser = BoolishValueParser::new())]
+    pub allow_private_webhooks: bool,
+
     /// The demo's simulated agents' token (made by `demo` before the server
     /// starts; never read from the command line).
     #[arg(skip)]
@@ -478,6 +491,7 @@ impl Default for ServeArgs {
             dispatch_timeout:
                 crate::routes::service::RouteSettings::DEFAULT_DISPATCH_TIMEOUT_SECONDS,
             retain_days: crate::retention::Retention::DEFAULT_RETAIN_DAYS,
+            allow_private_webhooks: false,
             demo_token: None,
         }
     }

@@ -25,6 +25,8 @@
 //! - [`audit`]: who acts (the request's actor, carried to the events and
 //!   audit entries it causes) and the audit trail.
 //! - [`unknown`]: the bounded log of evidence the catalogue did not match.
+//! - [`webhooks`]: subscriptions to route and circuit events, delivered
+//!   signed from durable rows, one at a time per subscription.
 //! - [`demo`]: the demo's simulated agents, the runner's session loop over
 //!   scripted attempts.
 //! - [`clock`]: the one injectable source of time.
@@ -55,3 +57,4 @@ pub mod scheduler;
 pub mod store;
 pub mod telemetry;
 pub mod unknown;
+pub mod webhooks;

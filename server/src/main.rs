@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Circuits { command } => server::operator::run_circuits(command),
         Command::Token { command } => server::auth::cli::run_token(command),
         Command::User { command } => server::auth::cli::run_user(command),
+        Command::Webhooks { command } => server::webhooks::cli::run(command),
         Command::Demo(args) => serve(args.into()),
         Command::Bench(args) => server::bench::run(args),
     }

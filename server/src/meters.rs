@@ -39,6 +39,7 @@ pub const CIRCUIT_OPENINGS: &str = "kandev_circuit_openings_total";
 pub const CIRCUIT_PROBES: &str = "kandev_circuit_probes_total";
 pub const CIRCUIT_PROBE_OUTCOMES: &str = "kandev_circuit_probe_outcomes_total";
 pub const ROUTES_PRUNED: &str = "kandev_routes_pruned_total";
+pub const WEBHOOK_ATTEMPTS: &str = "kandev_webhook_attempts_total";
 
 /// HTTP latency buckets, in seconds: most answers take milliseconds; long
 /// polls and event streams are timed to their first byte.
@@ -97,6 +98,10 @@ fn describe() {
     );
     describe_counter!(DECISIONS, "Failure decisions committed, by kind");
     describe_counter!(SCHEDULES_ARMED, "Schedules armed, by kind");
+    describe_counter!(
+        WEBHOOK_ATTEMPTS,
+        "Webhook delivery attempts, by outcome (delivered, retry, failed for good)"
+    );
     describe_counter!(
         SCHEDULES_FIRED,
         "Schedules fired (their transition committed)"
@@ -238,9 +243,14 @@ pub async fn render(handle: &PrometheusHandle, store: &DynStore, at_ms: Option<i
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    match store.state_counts(at_ms).await {
-        Ok(counts) => {
+    let counts = match store.state_counts(at_ms).await {
+        Ok(counts) => store.webhook_gauges().await.map(|w| (counts, w)),
+        Err(e) => Err(e),
+    };
+    match counts {
+        Ok((counts, hooks)) => {
             gauges(&mut out, &counts);
+            webhook_gauges(&mut out, &hooks, at_ms);
             gauge(
                 &mut out,
                 "kandev_database_up",
@@ -325,6 +335,37 @@ fn gauges(out: &mut String, c: &StateCounts) {
         "Age of the oldest acknowledged attempt with no failure or success reported yet (0: none; from the database)",
         None,
         [("", seconds(c.oldest_unreported_ms))],
+    );
+}
+
+/// What an alert on webhooks looks at: deliveries failing now (pending,
+/// their last attempt failed), those that failed for good, and how long
+/// the oldest pending one has waited.
+fn webhook_gauges(out: &mut String, w: &crate::store::WebhookGauges, at_ms: Option<i64>) {
+    let now = at_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
+    gauge(
+        out,
+        "kandev_webhook_deliveries_failing",
+        "Webhook deliveries whose last attempt failed and that are still retried (from the database)",
+        None,
+        [("", w.failing)],
+    );
+    gauge(
+        out,
+        "kandev_webhook_deliveries_failed",
+        "Webhook deliveries that failed for good after their retry window (from the database)",
+        None,
+        [("", w.failed)],
+    );
+    gauge(
+        out,
+        "kandev_webhook_oldest_pending_seconds",
+        "Age of the oldest webhook delivery not delivered yet (0: none; from the database)",
+        None,
+        [(
+            "",
+            w.oldest_pending_ms.map_or(0, |t| (now - t).max(0) / 1000),
+        )],
     );
 }
 

@@ -665,6 +665,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every subscription, oldest first (never their secrets). */
+        get: operations["list_webhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to events. Deliveries are signed with `secret`
+         *     (`Kandev-Signature`, see docs/webhooks.md) and start with the events
+         *     committed after this.
+         */
+        post: operations["create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Unsubscribe: the subscription and its undelivered deliveries go. */
+        delete: operations["delete_webhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscription's delivery log, newest first: each delivery's state,
+         *     attempts, last status and error, and the body posted.
+         */
+        get: operations["list_webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1143,6 +1202,39 @@ export interface components {
             retry_ordinal?: number | null;
             unsafe_reason?: null | components["schemas"]["UnsafeReason"];
         };
+        /** @description One delivery of a subscription's log, newest first. */
+        Delivery: {
+            /** Format: int64 */
+            attempts: number;
+            /** @description The body posted, exactly as signed. */
+            body: Record<string, unknown>;
+            /** Format: date-time */
+            created_at: string;
+            event: components["schemas"]["WebhookEvent"];
+            id: string;
+            last_error?: string | null;
+            /**
+             * Format: int64
+             * @description The receiver's last HTTP status, if it answered at all.
+             */
+            last_status?: number | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (pending deliveries).
+             */
+            next_attempt_at?: string | null;
+            state: components["schemas"]["DeliveryState"];
+        };
+        /** @description `GET /api/v1/webhooks/{id}/deliveries`. */
+        DeliveryLog: {
+            deliveries: components["schemas"]["Delivery"][];
+            webhook: components["schemas"]["Webhook"];
+        };
+        /**
+         * @description Where one delivery is.
+         * @enum {string}
+         */
+        DeliveryState: "pending" | "delivered" | "failed";
         /** @description The backend telling a caller to deliver the prompt to a candidate. */
         Dispatch: {
             candidate: components["schemas"]["CandidateRef"];
@@ -1723,6 +1815,46 @@ export interface components {
              * @description Longest reset this policy waits for (1–604800 s when enabled, else 0).
              */
             max_wait_seconds: number;
+        };
+        /** @description A subscription as the service answers it (never its secret). */
+        Webhook: {
+            /** Format: date-time */
+            created_at: string;
+            events: components["schemas"]["WebhookEvent"][];
+            /**
+             * Format: int64
+             * @description Deliveries that failed for good.
+             */
+            failed: number;
+            id: string;
+            /**
+             * @description The last error of the delivery at the head of the queue, if its
+             *     last attempt failed.
+             */
+            last_error?: string | null;
+            /**
+             * Format: int64
+             * @description Deliveries not delivered yet.
+             */
+            pending: number;
+            url: string;
+        };
+        /**
+         * @description What a webhook can be told about.
+         * @enum {string}
+         */
+        WebhookEvent: "route.action_required" | "dispatch.due" | "route.completed" | "route.cancelled" | "circuit.opened" | "circuit.closed";
+        /** @description `POST /api/v1/webhooks`. */
+        WebhookWrite: {
+            /** @description What to deliver (at least one). */
+            events: components["schemas"]["WebhookEvent"][];
+            /**
+             * @description The signing secret (16 to 256 characters): each delivery carries
+             *     an HMAC-SHA256 of its timestamp and body under it.
+             */
+            secret: string;
+            /** @description Where deliveries are posted: `http` or `https`. */
+            url: string;
         };
     };
     responses: never;
@@ -4465,6 +4597,275 @@ export interface operations {
             };
             /** @description The body is JSON of the wrong shape, or `advance_seconds` is not between 0 and 31,536,000; `errors` names the field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    list_webhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    create_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookWrite"];
+            };
+        };
+        responses: {
+            /** @description Subscribed */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description The body is not JSON (or is empty). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body is larger than `--max-body-bytes`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The URL is not http(s), resolves to a private or loopback address (without --allow-private-webhooks), no event is named, or the secret is too short; `errors` says which */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No webhook has this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    list_webhook_deliveries: {
+        parameters: {
+            query?: {
+                /** @description At most this many, newest first (1–200, default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription and its deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryLog"];
+                };
+            };
+            /** @description A query parameter is malformed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No webhook has this id */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

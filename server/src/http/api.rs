@@ -8,8 +8,8 @@ mod answers;
 use super::guard::{guarded, guarded_decision};
 use super::openapi::ApiDoc;
 use super::{
-    audit, circuits, concrete, health, people, profiles, prometheus, routes, session, AppState,
-    HttpError, HttpResult,
+    audit, circuits, concrete, health, people, profiles, prometheus, routes, session, webhooks,
+    AppState, HttpError, HttpResult,
 };
 use crate::auth::{Permission, Rule};
 use crate::unknown::UnknownSnapshot;
@@ -129,6 +129,11 @@ fn v1() -> Vec<Entry> {
         doc(Rule::Need(Permission::Admin), routes!(people::permissions)),
         // The audit trail names people and tokens: administrators only.
         doc(Rule::Need(Permission::Admin), routes!(audit::list)),
+        // Webhooks reach out of the server with its data: administrators.
+        doc(Rule::Need(Permission::Admin), routes!(webhooks::create)),
+        doc(Rule::Need(Permission::Admin), routes!(webhooks::list)),
+        doc(Rule::Need(Permission::Admin), routes!(webhooks::remove)),
+        doc(Rule::Need(Permission::Admin), routes!(webhooks::deliveries)),
         // The API's description holds no data.
         doc(Rule::Public, routes!(openapi_json)),
     ]

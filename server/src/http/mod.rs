@@ -35,6 +35,7 @@ mod prometheus;
 mod routes;
 pub mod server;
 mod session;
+mod webhooks;
 
 pub use error::{HttpError, HttpResult};
 
@@ -83,6 +84,8 @@ pub struct AppState {
     pub limits: conn::ConnectionLimits,
     /// `/readyz`'s last verdict, shared by the probes of a period.
     pub ready: Arc<health::ReadyCache>,
+    /// Webhook subscriptions and their deliveries.
+    pub webhooks: crate::webhooks::Webhooks,
 }
 
 impl AppState {
@@ -119,6 +122,8 @@ pub struct Setup {
     pub retention: crate::retention::Retention,
     /// See [`AppState::limits`].
     pub limits: conn::ConnectionLimits,
+    /// `serve --allow-private-webhooks`.
+    pub allow_private_webhooks: bool,
 }
 
 impl Setup {
@@ -141,6 +146,7 @@ impl Setup {
             database_dir: None,
             retention: crate::retention::Retention::from_days(defaults.retain_days),
             limits: conn::ConnectionLimits::default(),
+            allow_private_webhooks: defaults.allow_private_webhooks,
         }
     }
 }
@@ -188,6 +194,11 @@ impl AppState {
             database_dir: setup.database_dir.clone(),
             limits: setup.limits,
             ready: Arc::new(health::ReadyCache::default()),
+            webhooks: crate::webhooks::Webhooks::new(
+                setup.store.clone(),
+                setup.clock.clone(),
+                setup.allow_private_webhooks,
+            ),
         }
     }
 }

@@ -32,7 +32,9 @@ use utoipa::OpenApi;
         domain::audit::Actor, domain::audit::ActorKind, domain::audit::AuditAction,
         domain::audit::AuditEntry, domain::audit::ProfileRevision,
         domain::concrete::EvaluateRequest, domain::concrete::EvaluateAnswer,
-        domain::concrete::Verdict, domain::concrete::CycleUsage, domain::concrete::ClassUsage
+        domain::concrete::Verdict, domain::concrete::CycleUsage, domain::concrete::ClassUsage,
+        domain::webhook::WebhookWrite, domain::webhook::Webhook, domain::webhook::WebhookEvent,
+        domain::webhook::Delivery, domain::webhook::DeliveryState, domain::webhook::DeliveryLog
     )),
     tags(
         (name = "profiles", description = "Dynamic profiles and their per-class recovery policies"),
@@ -42,6 +44,7 @@ use utoipa::OpenApi;
         (name = "circuits", description = "Shared resource circuits: one probe when a provider, account, model or profile fails for everyone"),
         (name = "access", description = "Who is signed in; signing out"),
         (name = "audit", description = "Who changed what, and when"),
+        (name = "webhooks", description = "Signed HTTP posts of route and circuit events"),
         (name = "test", description = "Only with serve --test-clock")
     ),
     modifiers(&BearerAuth, &ClosedProfileBodies),

@@ -47,6 +47,11 @@ impl Server {
             state.retention,
             state.routes.signals().shutdown.clone(),
         ));
+        // Webhook deliveries: after the timers, off every transition's path.
+        tokio::spawn(crate::webhooks::run(
+            state.webhooks.clone(),
+            state.routes.signals().clone(),
+        ));
         tokio::spawn(crate::meters::upkeep(
             state.metrics.clone(),
             state.routes.signals().shutdown.clone(),
@@ -161,6 +166,7 @@ pub async fn serve(
         ),
         database_dir: sqlite_dir(&args.database_url),
         retention: crate::retention::Retention::from_days(args.retain_days),
+        allow_private_webhooks: args.allow_private_webhooks,
         limits: super::conn::ConnectionLimits::from_seconds(
             args.header_timeout_seconds,
             args.body_timeout_seconds,

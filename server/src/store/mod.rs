@@ -31,6 +31,7 @@ pub(crate) mod sqlite_log;
 mod sqlite_reads;
 pub(crate) mod sqlite_writer;
 pub(crate) mod transition;
+pub(crate) mod webhooks;
 
 pub use access::{AccessStore, PersonRow, TokenRow, UserRow};
 pub use audit::{AuditRow, AuditStore, ProfileRevisionRow};
@@ -42,6 +43,7 @@ pub use rows::{
 };
 pub use sqlite::{LockError, ServerLock, SqliteStore};
 pub use sqlite_file::Synchronous;
+pub use webhooks::{Attempted, DeliveryRow, WebhookGauges, WebhookRow, WebhookStore};
 
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -124,9 +126,9 @@ pub enum Engine {
 }
 
 /// Every store also holds the access tables ([`AccessStore`]) and the
-/// audit trail ([`AuditStore`]).
+/// audit trail ([`AuditStore`]) and webhooks ([`WebhookStore`]).
 #[async_trait]
-pub trait Store: AccessStore + AuditStore + Send + Sync + 'static {
+pub trait Store: AccessStore + AuditStore + WebhookStore + Send + Sync + 'static {
     fn engine(&self) -> Engine;
 
     /// A cheap round trip, for `/readyz`; also fails once the store can no

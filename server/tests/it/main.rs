@@ -78,3 +78,4 @@ mod runner_scripts;
 mod shutdown;
 mod store;
 mod unknown_log;
+mod webhooks;

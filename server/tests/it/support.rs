@@ -220,6 +220,18 @@ impl TestServer {
         }
     }
 
+    /// [`TestServer::start`] with `--allow-private-webhooks`: for tests
+    /// whose webhook receiver listens on 127.0.0.1.
+    pub async fn start_with_private_webhooks(engine: Engine) -> TestServer {
+        let db = TestDb::new(engine).await;
+        let store = db.store.clone();
+        TestServer::start_setup(db, store, |s| server::http::Setup {
+            allow_private_webhooks: true,
+            ..s
+        })
+        .await
+    }
+
     /// [`TestServer::start`] on a database whose PostgreSQL name starts
     /// with `prefix`.
     pub async fn start_prefixed(engine: Engine, prefix: &str) -> TestServer {

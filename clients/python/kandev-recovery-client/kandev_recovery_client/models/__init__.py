@@ -37,6 +37,10 @@ from .create_route import CreateRoute
 from .cycle_usage import CycleUsage
 from .decision_kind import DecisionKind
 from .decision_view import DecisionView
+from .delivery import Delivery
+from .delivery_body import DeliveryBody
+from .delivery_log import DeliveryLog
+from .delivery_state import DeliveryState
 from .dispatch import Dispatch
 from .dispatch_reason import DispatchReason
 from .effect_report import EffectReport
@@ -110,6 +114,9 @@ from .validation_report import ValidationReport
 from .verdict import Verdict
 from .viewer import Viewer
 from .wait_for_reset import WaitForReset
+from .webhook import Webhook
+from .webhook_event import WebhookEvent
+from .webhook_write import WebhookWrite
 
 __all__ = (
     "AckRequest",
@@ -149,6 +156,10 @@ __all__ = (
     "CycleUsage",
     "DecisionKind",
     "DecisionView",
+    "Delivery",
+    "DeliveryBody",
+    "DeliveryLog",
+    "DeliveryState",
     "Dispatch",
     "DispatchReason",
     "EffectReport",
@@ -222,4 +233,7 @@ __all__ = (
     "Verdict",
     "Viewer",
     "WaitForReset",
+    "Webhook",
+    "WebhookEvent",
+    "WebhookWrite",
 )
