@@ -154,7 +154,8 @@ pub struct ProfileRevision {
     pub profile_id: String,
     pub revision: i64,
     pub name: String,
-    /// The profile's candidates with their policies, as stored.
+    /// The profile as stored: `{"prefer", "candidates"}` (a bare candidate
+    /// list for revisions saved before the preference existed).
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub document: serde_json::Value,
     pub actor: Actor,

@@ -34,6 +34,22 @@ pub struct Candidate {
     pub policy: CandidatePolicy,
 }
 
+wire_names! {
+    /// Where a route's next invocation goes once a prompt succeeded.
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    #[derive(Default)]
+    pub enum Prefer {
+        /// Back to the highest candidate in profile order that is eligible
+        /// now (not held by a shared circuit), at the next invocation after
+        /// a success — never in the middle of one. New profiles' default.
+        #[default]
+        FirstEligible,
+        /// Stay on the candidate the route is on until it fails. Profiles
+        /// stored before the preference existed keep this until edited.
+        Stay,
+    }
+}
+
 /// A stored profile whose legacy policy could not be normalised. It is
 /// shown so a person can repair it, and it authorises no work until then.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +68,8 @@ pub struct Profile {
     pub name: String,
     /// Increases by one on every update; `PUT` must send the one it read.
     pub revision: i64,
+    /// Where a route's next invocation goes after a success.
+    pub prefer: Prefer,
     pub candidates: Vec<Candidate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configuration_error: Option<ConfigurationError>,
@@ -100,6 +118,7 @@ mod read {
                 id: o.get("id")?,
                 name: o.get("name")?,
                 revision: o.get("revision")?,
+                prefer: o.get("prefer")?,
                 candidates: o.get("candidates")?,
                 configuration_error: o.get("configuration_error")?,
                 created_at: o.get("created_at")?,
@@ -136,6 +155,7 @@ impl Profile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileDraft {
     pub name: String,
+    pub prefer: Prefer,
     pub candidates: Vec<Candidate>,
     /// The revision an update was based on (`None` on create).
     pub revision: Option<i64>,
@@ -150,6 +170,8 @@ pub struct ProfileDraft {
 pub struct ProfileWrite {
     pub name: String,
     pub revision: Option<i64>,
+    /// `first_eligible` (the default) or `stay`.
+    pub prefer: Option<Prefer>,
     pub candidates: Vec<CandidateWrite>,
 }
 
@@ -191,7 +213,7 @@ pub fn read_profile(
     let mut errs = Errors::default();
     let draft = errs.checked(|errs| {
         let o = Obj::read(v, "", errs)?;
-        let mut known = vec!["name", "candidates", "revision"];
+        let mut known = vec!["name", "prefer", "candidates", "revision"];
         known.extend_from_slice(READ_ONLY);
         o.reject_unknown(&known, errs);
         let name = o.string("name", MAX_NAME_CHARS, errs);
@@ -209,16 +231,42 @@ pub fn read_profile(
                 }
             }),
         };
+        let prefer = read_prefer(&o, errs);
         let candidates = o
             .required("candidates", errs)
             .and_then(|c| read_candidates(c, class_of, new_id, errs));
         Some(ProfileDraft {
             name: name?,
+            prefer: prefer?,
             candidates: candidates?,
             revision: revision?,
         })
     });
     errs.into_result(draft)
+}
+
+/// The optional `prefer`: absent means the default, `first_eligible` (a
+/// write replaces the whole profile).
+fn read_prefer(o: &Obj<'_>, errs: &mut Errors) -> Option<Prefer> {
+    match o.get("prefer") {
+        None => Some(Prefer::default()),
+        Some(Value::String(s)) => Prefer::parse(s).or_else(|| {
+            errs.push(FieldError::new(
+                o.at("prefer"),
+                FieldErrorCode::InvalidValue,
+                format!("`{s}` is not a preference; use `first_eligible` or `stay`"),
+            ));
+            None
+        }),
+        Some(other) => {
+            errs.push(crate::policy::reader::wrong_type(
+                &o.at("prefer"),
+                "`first_eligible` or `stay`",
+                other,
+            ));
+            None
+        }
+    }
 }
 
 fn read_candidates(
@@ -394,6 +442,7 @@ pub struct CandidatePreview {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ValidationReport {
     pub name: String,
+    pub prefer: Prefer,
     pub candidates: Vec<Candidate>,
     pub preview: Vec<CandidatePreview>,
 }
@@ -402,6 +451,7 @@ impl ValidationReport {
     pub fn of(draft: &ProfileDraft) -> Self {
         ValidationReport {
             name: draft.name.clone(),
+            prefer: draft.prefer,
             candidates: draft.candidates.clone(),
             preview: draft
                 .candidates
@@ -507,6 +557,7 @@ mod tests {
             id: "p".into(),
             name: draft.name,
             revision: 1,
+            prefer: draft.prefer,
             candidates: draft.candidates,
             configuration_error: None,
             created_at: chrono::DateTime::default(),

@@ -664,6 +664,7 @@ pub mod agree {
             "id": "p_1",
             "name": "Main",
             "revision": 4,
+            "prefer": "first_eligible",
             "candidates": [{
                 "id": "c_1",
                 "label": "Claude",

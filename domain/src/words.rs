@@ -337,6 +337,7 @@ pub fn decision_words(a: &Attempt) -> String {
             None => "Stop: unsafe to repeat".into(),
         },
         DecisionKind::Stale => "Ignored: stale report".into(),
+        DecisionKind::Returned => returned_words(a),
         DecisionKind::LateEffect => format!(
             "Late output from this attempt ({}): its work may have run twice",
             a.late_effect
@@ -448,6 +449,25 @@ pub fn decision_next(
             "stop: it may have come after the agent started working".into()
         }
         DecisionKind::LateEffect => "late output of an earlier attempt recorded".into(),
+        DecisionKind::Returned => format!("back to {}", route.candidate.label),
+    }
+}
+
+/// A return to a preferred candidate, for its history line: "Back to
+/// Claude Code from Codex: Usage limit reached ended at 15:00 UTC".
+pub fn returned_words(a: &Attempt) -> String {
+    let to = &a.candidate.label;
+    let Some(r) = &a.returned else {
+        return format!("Back to {to}");
+    };
+    let from = &r.from.label;
+    match (&r.code, r.since) {
+        (Some(code), Some(since)) => format!(
+            "Back to {to} from {from}: {} ended at {} UTC",
+            safe_cause(code),
+            since.format("%H:%M")
+        ),
+        _ => format!("Back to {to} from {from}: first in the profile's order and eligible"),
     }
 }
 
@@ -729,6 +749,7 @@ mod tests {
             id: "p".into(),
             name: "P".into(),
             revision: 1,
+            prefer: Default::default(),
             candidates: ids.iter().map(|(i, l)| candidate(i, l)).collect(),
             configuration_error: None,
             created_at: t("2026-11-30T12:00:00Z"),
@@ -762,6 +783,7 @@ mod tests {
             unsafe_reason: None,
             held_by: None,
             late_effect: None,
+            returned: None,
         }
     }
 

@@ -8,7 +8,8 @@ use domain::audit::Actor;
 use domain::ids::ProfileId;
 use domain::policy::{ErrorClass, FieldError};
 use domain::profile::{
-    read_profile, Candidate, ConfigurationError, Intent, Profile, ProfileDraft, ValidationReport,
+    read_profile, Candidate, ConfigurationError, Intent, Prefer, Profile, ProfileDraft,
+    ValidationReport,
 };
 use serde_json::{json, Value};
 
@@ -118,7 +119,7 @@ impl Profiles {
             id: new_id(),
             name: draft.name,
             revision: 1,
-            document: document_json(&draft.candidates),
+            document: document_json(draft.prefer, &draft.candidates),
             created_at_ms: now,
             updated_at_ms: now,
         };
@@ -138,7 +139,7 @@ impl Profiles {
             }
         }
         let expected = draft.revision.unwrap_or_default();
-        let document = document_json(&draft.candidates);
+        let document = document_json(draft.prefer, &draft.candidates);
         match self
             .store
             .update_profile(
@@ -183,6 +184,7 @@ impl Profiles {
             id: ProfileId(row.id.clone()),
             name: row.name.clone(),
             revision: row.revision,
+            prefer: Prefer::Stay,
             candidates: Vec::new(),
             configuration_error: None,
             created_at: from_ms(row.created_at_ms),
@@ -198,10 +200,18 @@ impl Profiles {
                 return profile;
             }
         };
-        let body = json!({"name": row.name, "candidates": stored});
+        // A profile stored before the preference existed is a bare list
+        // of candidates: it keeps today's behaviour, `stay`, until edited.
+        let body = match stored {
+            Value::Object(mut o) => {
+                json!({"name": row.name, "prefer": o.remove("prefer"),
+                    "candidates": o.remove("candidates")})
+            }
+            list => json!({"name": row.name, "prefer": Prefer::Stay, "candidates": list}),
+        };
         match read_profile(&body, Intent::Create, &self.class_of, &mut new_id) {
             Ok(draft) => {
-                let normalised = document_json(&draft.candidates);
+                let normalised = document_json(draft.prefer, &draft.candidates);
                 if normalised != row.document {
                     // Losing this race (a concurrent edit) is harmless: the
                     // edit wrote a normalised document itself.
@@ -213,6 +223,7 @@ impl Profiles {
                         tracing::warn!(profile = %row.id, error = %e, "could not persist the normalised profile document");
                     }
                 }
+                profile.prefer = draft.prefer;
                 profile.candidates = draft.candidates;
             }
             Err(errors) => {
@@ -245,8 +256,11 @@ fn acting() -> String {
     crate::audit::actor_json(&crate::audit::current().unwrap_or_else(Actor::timer))
 }
 
-fn document_json(candidates: &[Candidate]) -> String {
-    serde_json::to_string(candidates).expect("candidates always serialise")
+/// The stored document: the preference and the candidate list (profiles
+/// stored before the preference are a bare list, read as `stay`).
+fn document_json(prefer: Prefer, candidates: &[Candidate]) -> String {
+    serde_json::to_string(&json!({"prefer": prefer, "candidates": candidates}))
+        .expect("candidates always serialise")
 }
 
 /// The example dynamic profile seeded on first start.

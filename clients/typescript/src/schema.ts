@@ -898,6 +898,7 @@ export interface components {
             policy?: null | components["schemas"]["ClassPolicy"];
             /** Format: int32 */
             retry_ordinal: number;
+            returned?: null | components["schemas"]["Returned"];
             safe_excerpt: string;
             /** Format: int64 */
             seq: number;
@@ -1183,7 +1184,7 @@ export interface components {
          *     `decision`): the four policy outcomes or a rejection.
          * @enum {string}
          */
-        DecisionKind: "wait_for_reset" | "retry" | "skip" | "stop" | "stale" | "unclassified" | "not_provider" | "effect_unsafe" | "late_effect";
+        DecisionKind: "wait_for_reset" | "retry" | "skip" | "stop" | "stale" | "unclassified" | "not_provider" | "effect_unsafe" | "late_effect" | "returned";
         /** @description The decision as the API reports it. */
         DecisionView: {
             /** @example transient */
@@ -1309,7 +1310,7 @@ export interface components {
          *     events they listen for, so this list is the one both sides use.
          * @enum {string}
          */
-        EventKind: "route.created" | "route.failure" | "route.fired" | "route.action" | "route.effect" | "route.success" | "route.dispatch_acked" | "route.ambiguous" | "route.held" | "route.late_effect" | "route.unclaimed" | "route.completed" | "route.cancelled";
+        EventKind: "route.created" | "route.failure" | "route.fired" | "route.action" | "route.effect" | "route.success" | "route.dispatch_acked" | "route.ambiguous" | "route.held" | "route.late_effect" | "route.returned" | "route.unclaimed" | "route.completed" | "route.cancelled";
         /** @description One failure report. Route identity fields are optional for classification. */
         Evidence: {
             agent?: string | null;
@@ -1550,6 +1551,11 @@ export interface components {
          * @enum {string}
          */
         Phase: "launch" | "session_init" | "prompt" | "stream" | "teardown";
+        /**
+         * @description Where a route's next invocation goes once a prompt succeeded.
+         * @enum {string}
+         */
+        Prefer: "first_eligible" | "stay";
         /** @description A dynamic profile as the API returns it. */
         Profile: {
             candidates: components["schemas"]["Candidate"][];
@@ -1558,6 +1564,8 @@ export interface components {
             created_at: string;
             id: string;
             name: string;
+            /** @description Where a route's next invocation goes after a success. */
+            prefer: components["schemas"]["Prefer"];
             /**
              * Format: int64
              * @description Increases by one on every update; `PUT` must send the one it read.
@@ -1571,7 +1579,10 @@ export interface components {
             actor: components["schemas"]["Actor"];
             /** Format: date-time */
             at: string;
-            /** @description The profile's candidates with their policies, as stored. */
+            /**
+             * @description The profile as stored: `{"prefer", "candidates"}` (a bare candidate
+             *     list for revisions saved before the preference existed).
+             */
             document: Record<string, unknown>;
             name: string;
             profile_id: string;
@@ -1585,6 +1596,7 @@ export interface components {
         ProfileWrite: {
             candidates: components["schemas"]["CandidateWrite"][];
             name: string;
+            prefer?: null | components["schemas"]["Prefer"];
             /** Format: int64 */
             revision?: number | null;
         };
@@ -1619,6 +1631,17 @@ export interface components {
              * @description Additional attempts after the failed one (1–10 when enabled, else 0).
              */
             max_retries: number;
+        };
+        /**
+         * @description A return to a preferred candidate (failback): where the route came from
+         *     and, when a shared circuit had held the candidate back, its code and
+         *     when that ended (its reset, or its probe's success).
+         */
+        Returned: {
+            code?: string | null;
+            from: components["schemas"]["CandidateRef"];
+            /** Format: date-time */
+            since?: string | null;
         };
         /** @description A committed transition, as `GET /api/v1/events` streams it. */
         RouteEvent: {
@@ -1768,6 +1791,7 @@ export interface components {
         ValidationReport: {
             candidates: components["schemas"]["Candidate"][];
             name: string;
+            prefer: components["schemas"]["Prefer"];
             preview: components["schemas"]["CandidatePreview"][];
         };
         /**

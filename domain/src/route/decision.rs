@@ -44,6 +44,11 @@ wire_names! {
         /// route stopped, or — once the successor was delivered — recorded
         /// so a person sees the work may have run twice).
         LateEffect,
+        /// Not a decision on a failure: after a success, the route's next
+        /// invocation went back to a candidate higher in the profile's
+        /// order that is eligible again (the profile prefers
+        /// `first_eligible`).
+        Returned,
     }
 }
 

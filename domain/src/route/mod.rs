@@ -229,6 +229,27 @@ pub struct Attempt {
     /// For a `late_effect` row: the kind of the effect that arrived late.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_effect: Option<String>,
+    /// For a `returned` row: the candidate left, and what had held the
+    /// one returned to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returned: Option<Returned>,
+}
+
+/// A return to a preferred candidate (failback): where the route came from
+/// and, when a shared circuit had held the candidate back, its code and
+/// when that ended (its reset, or its probe's success).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Returned {
+    pub from: CandidateRef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::wire_time::rfc3339_opt"
+    )]
+    pub since: Option<DateTime<Utc>>,
 }
 
 wire_names! {
@@ -328,6 +349,17 @@ mod read {
         }
     }
 
+    impl FromJson for Returned {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Returned {
+                from: o.get("from")?,
+                code: o.get("code")?,
+                since: o.get("since")?,
+            })
+        }
+    }
+
     impl FromJson for Pending {
         fn from_json(v: &Value) -> Result<Self, Error> {
             let o = Fields::of(v)?;
@@ -417,6 +449,7 @@ mod read {
                 unsafe_reason: o.get("unsafe_reason")?,
                 held_by: o.get("held_by")?,
                 late_effect: o.get("late_effect")?,
+                returned: o.get("returned")?,
             })
         }
     }
@@ -474,6 +507,11 @@ wire_names! {
         #[serde(rename = "route.late_effect")]
         #[strum(serialize = "route.late_effect")]
         LateEffect,
+        /// A success sent the route's next invocation back to a preferred
+        /// candidate that is eligible again (failback).
+        #[serde(rename = "route.returned")]
+        #[strum(serialize = "route.returned")]
+        Returned,
         /// A dispatch nobody claimed within the dispatch timeout: the route
         /// stopped for a person.
         #[serde(rename = "route.unclaimed")]

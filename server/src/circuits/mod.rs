@@ -173,6 +173,9 @@ pub struct Circuit {
     /// its policy, each one the probe.
     pub owner: Option<String>,
     pub changed_at: DateTime<Utc>,
+    /// Closed: routes that returned to the resource since (failback), so
+    /// they go back a few at a time ([`release_times`]).
+    pub released: u32,
 }
 
 /// A failure as the circuit sees it.
@@ -230,6 +233,7 @@ pub fn open(
         code: code.to_string(),
         owner,
         changed_at: now,
+        released: 0,
     })
 }
 
@@ -268,6 +272,7 @@ pub fn probe_succeeded(c: &Circuit, route: &str, now: DateTime<Utc>) -> Option<C
             openings: 0,
             owner: None,
             changed_at: now,
+            released: 0,
             ..c.clone()
         }),
         _ => None,
@@ -308,6 +313,7 @@ pub fn probe_failed(
         // Its owner keeps probing at its own policy's pace.
         owner: Some(route.to_string()),
         changed_at: now,
+        released: 0,
         key: c.key.clone(),
     })
 }
@@ -429,6 +435,44 @@ pub fn hold<'a>(
         },
         None => Hold::Free { probes },
     }
+}
+
+/// How long after a probe closed its circuit the routes that moved off
+/// the resource are paced back to it; later, they return freely.
+pub const RETURN_WINDOW_SECONDS: i64 = 3_600;
+
+/// What a closed circuit says about one more route returning to its
+/// resource (failback).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pace {
+    /// Nothing to pace: not closed by a probe lately.
+    Free,
+    /// This route may go now; the circuit counts it.
+    Go(Circuit),
+    /// Too many went just now: the route stays where it is for now.
+    NotYet,
+}
+
+/// Whether one more route may return to a resource whose circuit `c`
+/// closed: the `released`-th return goes when [`release_times`] would
+/// release that waiter, so returns go a few at a time, as waiters do. A
+/// circuit closed longer than [`RETURN_WINDOW_SECONDS`] ago paces nothing.
+pub fn pace_return(c: &Circuit, now: DateTime<Utc>) -> Pace {
+    if c.state != CircuitState::Closed
+        || now - c.changed_at > Duration::seconds(RETURN_WINDOW_SECONDS)
+    {
+        return Pace::Free;
+    }
+    let n = c.released as usize;
+    let slot =
+        c.changed_at + Duration::milliseconds((n / RELEASE_BATCH) as i64 * RELEASE_SPACING_MS);
+    if now < slot {
+        return Pace::NotYet;
+    }
+    Pace::Go(Circuit {
+        released: c.released + 1,
+        ..c.clone()
+    })
 }
 
 /// When each waiting route goes after a successful probe: a few at a time,
@@ -743,5 +787,35 @@ mod tests {
         }
         assert!("nope".parse::<CircuitKey>().is_err());
         assert!("galaxy:x".parse::<CircuitKey>().is_err());
+    }
+
+    #[test]
+    fn returns_after_a_probe_go_a_few_a_second() {
+        let closed = Circuit {
+            key: key(),
+            state: CircuitState::Closed,
+            openings: 0,
+            code: "quota_limited".into(),
+            owner: None,
+            changed_at: t(0),
+            released: 0,
+        };
+        let mut c = closed.clone();
+        let mut went = 0;
+        while let Pace::Go(next) = pace_return(&c, t(0)) {
+            c = next;
+            went += 1;
+        }
+        assert_eq!(went, RELEASE_BATCH);
+        assert_eq!(pace_return(&c, t(0)), Pace::NotYet);
+        assert!(matches!(pace_return(&c, t(1)), Pace::Go(_)));
+        // Long after the close, nothing is paced; an open circuit is not
+        // this function's business.
+        assert_eq!(pace_return(&c, t(RETURN_WINDOW_SECONDS + 1)), Pace::Free);
+        let open = Circuit {
+            state: CircuitState::Open { until: t(60) },
+            ..closed
+        };
+        assert_eq!(pace_return(&open, t(0)), Pace::Free);
     }
 }

@@ -51,6 +51,7 @@ fn write(change: &CircuitChange, expected: Option<i64>, route_id: &str) -> Circu
         "scope": row.scope, "resource": row.resource, "state": row.state,
         "open_until": row.open_until, "probe_holder": row.probe_holder,
         "probe_until": row.probe_until, "openings": row.openings, "code": row.code,
+        "released": row.released,
     });
     CircuitWrite {
         row,
@@ -94,6 +95,7 @@ pub fn to_row(c: &Circuit, version: i64) -> CircuitRow {
         code: c.code.clone(),
         changed_at: c.changed_at.timestamp_millis(),
         version,
+        released: i64::from(c.released),
     }
 }
 
@@ -128,6 +130,7 @@ pub fn from_row(r: &CircuitRow) -> Result<Circuit, String> {
         code: r.code.clone(),
         owner: r.owner.clone(),
         changed_at: from_ms(r.changed_at),
+        released: u32::try_from(r.released).map_err(|_| corrupt("released out of range"))?,
     })
 }
 
@@ -159,6 +162,7 @@ mod tests {
                 code: "model_capacity".into(),
                 owner: Some("r_0".into()),
                 changed_at: t(1),
+                released: 2,
             };
             assert_eq!(from_row(&to_row(&c, 4)), Ok(c));
         }
@@ -170,6 +174,7 @@ mod tests {
                 code: "x".into(),
                 owner: None,
                 changed_at: t(0),
+                released: 0,
             },
             1,
         );

@@ -4,8 +4,8 @@
 //! shell commits [`CircuitSet::changes`] in the route change's transaction.
 
 use super::{
-    claim_probe, hold, on_failure, probe_failed, probe_succeeded, Circuit, CircuitKey,
-    CircuitState, FailureFacts, Hold, Resource,
+    claim_probe, hold, on_failure, pace_return, probe_failed, probe_succeeded, Circuit, CircuitKey,
+    CircuitState, FailureFacts, Hold, Pace, Resource,
 };
 use chrono::{DateTime, Utc};
 use classify::{Confidence, Scope};
@@ -29,6 +29,8 @@ pub enum ChangeKind {
     Reopened,
     ProbeClaimed,
     Closed,
+    /// Closed still: one more route returned to its resource (failback).
+    Released,
 }
 
 impl CircuitChange {
@@ -40,6 +42,7 @@ impl CircuitChange {
             (Some(Open { .. }), Open { .. }) => ChangeKind::Extended,
             (Some(Probing { .. }), Open { .. }) => ChangeKind::Reopened,
             (_, Probing { .. }) => ChangeKind::ProbeClaimed,
+            (Some(Closed), Closed) => ChangeKind::Released,
             (_, Closed) => ChangeKind::Closed,
         }
     }
@@ -144,6 +147,59 @@ impl CircuitSet {
             }
         }
         closed
+    }
+
+    /// Failback: `route` asks to return to the candidate on `r` at its
+    /// next invocation. It may when none of the candidate's circuits holds
+    /// it back as they hold anyone back (an owner's own exception is for
+    /// its policy's retries, not for returning early) and no circuit that
+    /// closed lately is pacing returns ([`pace_return`]). Then the return
+    /// takes the probes of expired circuits and is counted by the closed
+    /// ones; answers what had held the candidate back (its code and when
+    /// it ended), if anything did. `None`: the route stays where it is.
+    pub fn take_return(
+        &mut self,
+        r: Resource<'_>,
+        route: &str,
+        now: DateTime<Utc>,
+    ) -> Option<Option<(String, DateTime<Utc>)>> {
+        let keys = CircuitKey::all_for(r);
+        let Hold::Free { probes } = hold(keys.iter().filter_map(|k| self.get(k)), "", now) else {
+            return None;
+        };
+        let mut paced = Vec::new();
+        let mut cause: Option<(String, DateTime<Utc>)> = None;
+        let mut note = |code: &str, at: DateTime<Utc>| {
+            if cause.as_ref().is_none_or(|(_, t)| at > *t) {
+                cause = Some((code.to_string(), at));
+            }
+        };
+        for key in &keys {
+            let Some(c) = self.get(key) else { continue };
+            match pace_return(c, now) {
+                Pace::NotYet => return None,
+                Pace::Go(counted) => {
+                    note(&c.code, c.changed_at);
+                    paced.push(counted);
+                }
+                Pace::Free => {}
+            }
+        }
+        for key in probes {
+            let Some(c) = self.get(&key) else { continue };
+            let ended = match c.state {
+                CircuitState::Open { until } => until,
+                _ => now,
+            };
+            note(&c.code, ended);
+            if let Some(claimed) = claim_probe(c, route, now) {
+                self.put(claimed);
+            }
+        }
+        for c in paced {
+            self.put(c);
+        }
+        Some(cause)
     }
 
     /// What changed, in key order.

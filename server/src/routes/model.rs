@@ -53,6 +53,8 @@ pub struct AttemptDetail {
     pub held_by: Option<domain::circuit::CircuitHold>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_effect: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returned: Option<domain::route::Returned>,
 }
 
 impl AttemptDetail {
@@ -343,5 +345,6 @@ pub fn attempt_to_wire(a: &AttemptRow) -> Result<Attempt, String> {
         unsafe_reason: detail.unsafe_reason,
         held_by: detail.held_by,
         late_effect: detail.late_effect,
+        returned: detail.returned,
     })
 }

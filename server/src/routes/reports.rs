@@ -265,29 +265,38 @@ impl Routes {
             let Some(state) = machine::next(route.state, Trigger::Success) else {
                 return Err(self.invalid("success cannot be reported", &route));
             };
-            let next = plan::success(&route, state);
+            let mut next = plan::success(&route, state);
             let mut commit = Commit::default();
             // Success proves the in-flight dispatch was delivered.
             if let Some(d) = self.claimed_dispatch(&route).await? {
                 commit.ack_dispatch = Some((d.id, self.now().timestamp_millis()));
             }
-            // A probe that succeeded closes its circuits.
+            // A probe that succeeded closes its circuits. The profile is
+            // read only when a circuit exists or the route is not on its
+            // first candidate (failback may send it back).
             let mut circuits = self.circuits().await?;
-            let candidate = self
-                .candidate_if_circuits(&route, &circuits, &mut None)
-                .await;
-            let closed = candidate
-                .map(|c| {
-                    circuits
-                        .set
-                        .succeed((&c).into(), route.id.as_str(), self.now())
-                })
+            let profile = if circuits.set.is_empty() && route.candidate.index == 0 {
+                None
+            } else {
+                self.profiles.get(route.profile_id.as_str()).await.ok()
+            };
+            let now = self.now();
+            let closed = profile
+                .as_ref()
+                .and_then(|p| p.candidates.iter().find(|c| c.id == route.candidate.id))
+                .map(|c| circuits.set.succeed(c.into(), route.id.as_str(), now))
                 .unwrap_or_default();
+            // The next invocation, not yet delivered, may go back to a
+            // preferred candidate.
+            commit.attempt = profile
+                .as_ref()
+                .and_then(|p| plan::failback(&mut next, p, &mut circuits.set, now));
+            let kind = match commit.attempt {
+                Some(_) => EventKind::Returned,
+                None => EventKind::Success,
+            };
             commit.circuits = circuits.writes(route.id.as_str());
-            match self
-                .apply_fenced(&route, next, commit, EventKind::Success)
-                .await
-            {
+            match self.apply_fenced(&route, next, commit, kind).await {
                 Err(RouteError::Store(StoreError::StaleCircuit { .. })) => continue,
                 Ok(snapshot) => {
                     // Its waiters go now, a few at a time.

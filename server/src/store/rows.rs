@@ -88,6 +88,10 @@ pub struct CircuitRow {
     pub changed_at: i64,
     /// Compare-and-swap fence: one more on every write.
     pub version: i64,
+    /// Closed: the routes that returned to it since (failback's pace).
+    #[serde(default)]
+    #[sqlx(default)]
+    pub released: i64,
 }
 
 /// One circuit change inside a [`Commit`]: the row after it, written only

@@ -156,6 +156,7 @@ fn circuits(c: &Connection) -> rusqlite::Result<Vec<CircuitRow>> {
                 code: r.get(8)?,
                 changed_at: r.get(9)?,
                 version: r.get(10)?,
+                released: r.get(11)?,
             })
         })?
         .collect()

@@ -141,14 +141,14 @@ const INSERT_SCHEDULE: &str =
 
 const INSERT_CIRCUIT: &str =
     "INSERT INTO circuits (scope, resource, state, open_until, probe_holder, probe_until, \
-     owner, openings, code, changed_at, version) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+     owner, openings, code, changed_at, version, released) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
      ON CONFLICT (scope, resource) DO NOTHING";
 
 const UPDATE_CIRCUIT: &str =
     "UPDATE circuits SET state = $1, open_until = $2, probe_holder = $3, probe_until = $4, \
-     owner = $5, openings = $6, code = $7, changed_at = $8, version = $9 \
-     WHERE scope = $10 AND resource = $11 AND version = $12";
+     owner = $5, openings = $6, code = $7, changed_at = $8, version = $9, released = $10 \
+     WHERE scope = $11 AND resource = $12 AND version = $13";
 
 const INSERT_CIRCUIT_EVENT: &str =
     "INSERT INTO circuit_events (scope, resource, kind, route_id, payload, created_at) \
@@ -342,6 +342,7 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
                     Text(&r.code),
                     Int(r.changed_at),
                     Int(r.version),
+                    Int(r.released),
                 ],
                 check: moved,
             },
@@ -357,6 +358,7 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
                     Text(&r.code),
                     Int(r.changed_at),
                     Int(r.version),
+                    Int(r.released),
                     Text(&r.scope),
                     Text(&r.resource),
                     Int(expected),

@@ -71,7 +71,8 @@ async fn profile_changes_keep_revisions_and_are_audited(engine: Engine) {
         (json!(2), json!("renamed"))
     );
     assert_eq!(revisions[1]["actor"]["kind"], "token");
-    assert_eq!(revisions[1]["document"], saved["candidates"]);
+    assert_eq!(revisions[1]["document"]["candidates"], saved["candidates"]);
+    assert_eq!(revisions[1]["document"]["prefer"], saved["prefer"]);
 
     let (st, _) = api
         .call(

@@ -66,6 +66,7 @@ mod routes_attempts;
 mod routes_circuits;
 mod routes_corrupt;
 mod routes_crash;
+mod routes_failback;
 mod routes_keys;
 mod routes_lifecycle;
 mod routes_lookup;

@@ -378,10 +378,12 @@ impl Sequence {
             .zip(&setup.policies)
             .map(|(id, (t, h))| candidate_json(n, id, t, h))
             .collect();
+        // The reference model follows a route that stays on its candidate
+        // after a success; failback has its own tests (routes_failback).
         let profile = w
             .state
             .profiles
-            .create(&json!({"name": format!("model {n}"), "candidates": cands}))
+            .create(&json!({"name": format!("model {n}"), "prefer": "stay", "candidates": cands}))
             .await
             .map_err(|e| format!("profile: {e}"))?;
         // The rival's one candidate shares a main candidate's resources;
@@ -397,7 +399,7 @@ impl Sequence {
         let rival_profile = w
             .state
             .profiles
-            .create(&json!({"name": format!("rival {n}"), "candidates": [rival_cand]}))
+            .create(&json!({"name": format!("rival {n}"), "prefer": "stay", "candidates": [rival_cand]}))
             .await
             .map_err(|e| format!("rival profile: {e}"))?;
         let open = |profile_id: domain::ids::ProfileId, r: &str| CreateRoute {
@@ -680,7 +682,7 @@ impl Sequence {
                     .profiles
                     .update(
                         &self.profile_id,
-                        &json!({"name": format!("model {}", self.n), "revision": self.revision, "candidates": cands}),
+                        &json!({"name": format!("model {}", self.n), "prefer": "stay", "revision": self.revision, "candidates": cands}),
                     )
                     .await
                     .map_err(|e| format!("profile edit: {e}"))?;

@@ -199,9 +199,12 @@ async fn skip_advances_the_same_route(engine: Engine) {
     // (the output of the succeeded one does not make them unsafe).
     assert_ne!(ok["invocation_id"], route["invocation_id"]);
     assert_eq!(ok["prompt_generation"], 2);
+    // It goes to the preferred candidate, eligible again (failback), whose
+    // policy judges its failures: Claude skips, and Codex is not excluded.
+    assert_eq!(ok["candidate"]["label"], "Claude");
     let answer = api.fail(&ok, overloaded()).await;
-    assert_eq!(answer["decision"]["kind"], "retry");
-    assert_eq!(answer["decision"]["retry_ordinal"], 1);
+    assert_eq!(answer["decision"]["kind"], "skip");
+    assert_eq!(answer["route"]["candidate"]["label"], "Codex");
 }
 
 /// Scenario 5: No retry, no wait, stop: exhausted credits stop the route for a

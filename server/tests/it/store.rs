@@ -307,6 +307,7 @@ fn circuit(state: &str, version: i64) -> CircuitRow {
         code: "quota_limited".into(),
         changed_at: 1_000 * version,
         version,
+        released: version - 1,
     }
 }
 

@@ -297,6 +297,7 @@ pub fn failure(f: FailureFacts<'_>) -> FailurePlan {
         unsafe_reason,
         held_by: held_by_hold,
         late_effect: None,
+        returned: None,
     };
     commit.attempt = Some(AttemptRow {
         route_id: route.id.to_string(),

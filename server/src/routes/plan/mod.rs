@@ -42,6 +42,7 @@
 
 mod action;
 mod candidates;
+mod failback;
 mod failure;
 mod invocation;
 mod view;
@@ -49,6 +50,7 @@ mod waits;
 
 pub use action::{action, action_needs_profile};
 pub use candidates::{select, switch, HeldSwitch, Start, Switch};
+pub use failback::failback;
 pub use failure::{decide, failure, stale, Decided, FailureFacts, FailurePlan};
 pub use invocation::{effect, success, EffectPlan};
 pub use waits::{deadline, held_by, rearm, schedule, waiter_deadlines, DeadlinePlan};
@@ -125,6 +127,7 @@ mod tests {
             id: "p_1".into(),
             name: "P".into(),
             revision: 1,
+            prefer: domain::profile::Prefer::FirstEligible,
             candidates,
             configuration_error: None,
             created_at: now(),

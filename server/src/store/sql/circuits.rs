@@ -5,7 +5,7 @@
 use super::select;
 
 pub(crate) const CIRCUIT_COLUMNS: &str = "scope, resource, state, open_until, probe_holder, \
-     probe_until, owner, openings, code, changed_at, version";
+     probe_until, owner, openings, code, changed_at, version, released";
 
 /// Every circuit, by scope and resource.
 pub(crate) static CIRCUITS: std::sync::LazyLock<String> =

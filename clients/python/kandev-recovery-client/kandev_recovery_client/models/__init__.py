@@ -81,6 +81,7 @@ from .pending_kind import PendingKind
 from .permission import Permission
 from .person import Person
 from .phase import Phase
+from .prefer import Prefer
 from .profile import Profile
 from .profile_revision import ProfileRevision
 from .profile_revision_document import ProfileRevisionDocument
@@ -88,6 +89,7 @@ from .profile_write import ProfileWrite
 from .resumable import Resumable
 from .resume import Resume
 from .retry_policy import RetryPolicy
+from .returned import Returned
 from .route_event import RouteEvent
 from .route_outcome_type_0 import RouteOutcomeType0
 from .route_outcome_type_0_kind import RouteOutcomeType0Kind
@@ -200,6 +202,7 @@ __all__ = (
     "Permission",
     "Person",
     "Phase",
+    "Prefer",
     "Profile",
     "ProfileRevision",
     "ProfileRevisionDocument",
@@ -207,6 +210,7 @@ __all__ = (
     "Resumable",
     "Resume",
     "RetryPolicy",
+    "Returned",
     "RouteEvent",
     "RouteOutcomeType0",
     "RouteOutcomeType0Kind",

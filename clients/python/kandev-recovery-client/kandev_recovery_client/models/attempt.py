@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.circuit_hold import CircuitHold
     from ..models.class_policy import ClassPolicy
     from ..models.classification import Classification
+    from ..models.returned import Returned
     from ..models.route_outcome_type_0 import RouteOutcomeType0
     from ..models.route_outcome_type_1 import RouteOutcomeType1
     from ..models.route_outcome_type_2 import RouteOutcomeType2
@@ -61,6 +62,7 @@ class Attempt:
         http_status (int | None | Unset): The provider's HTTP error status, when the evidence had one (≥ 400).
         late_effect (None | str | Unset): For a `late_effect` row: the kind of the effect that arrived late.
         policy (ClassPolicy | None | Unset):
+        returned (None | Returned | Unset):
         unsafe_reason (None | UnsafeReason | Unset):
     """
 
@@ -84,6 +86,7 @@ class Attempt:
     http_status: int | None | Unset = UNSET
     late_effect: None | str | Unset = UNSET
     policy: ClassPolicy | None | Unset = UNSET
+    returned: None | Returned | Unset = UNSET
     unsafe_reason: None | UnsafeReason | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -91,6 +94,7 @@ class Attempt:
         from ..models.circuit_hold import CircuitHold  # noqa: PLC0415
         from ..models.class_policy import ClassPolicy  # noqa: PLC0415
         from ..models.classification import Classification  # noqa: PLC0415
+        from ..models.returned import Returned  # noqa: PLC0415
         from ..models.route_outcome_type_0 import RouteOutcomeType0  # noqa: PLC0415
         from ..models.route_outcome_type_1 import RouteOutcomeType1  # noqa: PLC0415
         from ..models.route_outcome_type_2 import RouteOutcomeType2  # noqa: PLC0415
@@ -178,6 +182,14 @@ class Attempt:
         else:
             policy = self.policy
 
+        returned: dict[str, Any] | None | Unset
+        if isinstance(self.returned, Unset):
+            returned = UNSET
+        elif isinstance(self.returned, Returned):
+            returned = self.returned.to_dict()
+        else:
+            returned = self.returned
+
         unsafe_reason: None | str | Unset
         if isinstance(self.unsafe_reason, Unset):
             unsafe_reason = UNSET
@@ -218,6 +230,8 @@ class Attempt:
             field_dict["late_effect"] = late_effect
         if policy is not UNSET:
             field_dict["policy"] = policy
+        if returned is not UNSET:
+            field_dict["returned"] = returned
         if unsafe_reason is not UNSET:
             field_dict["unsafe_reason"] = unsafe_reason
 
@@ -229,6 +243,7 @@ class Attempt:
         from ..models.circuit_hold import CircuitHold  # noqa: PLC0415
         from ..models.class_policy import ClassPolicy  # noqa: PLC0415
         from ..models.classification import Classification  # noqa: PLC0415
+        from ..models.returned import Returned  # noqa: PLC0415
         from ..models.route_outcome_type_0 import RouteOutcomeType0  # noqa: PLC0415
         from ..models.route_outcome_type_1 import RouteOutcomeType1  # noqa: PLC0415
         from ..models.route_outcome_type_2 import RouteOutcomeType2  # noqa: PLC0415
@@ -391,6 +406,23 @@ class Attempt:
 
         policy = _parse_policy(d.pop("policy", UNSET))
 
+        def _parse_returned(data: object) -> None | Returned | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                returned_type_1 = Returned.from_dict(data)
+
+                return returned_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Returned | Unset, data)
+
+        returned = _parse_returned(d.pop("returned", UNSET))
+
         def _parse_unsafe_reason(data: object) -> None | UnsafeReason | Unset:
             if data is None:
                 return data
@@ -429,6 +461,7 @@ class Attempt:
             http_status=http_status,
             late_effect=late_effect,
             policy=policy,
+            returned=returned,
             unsafe_reason=unsafe_reason,
         )
 

@@ -6,6 +6,7 @@ class DecisionKind(StrEnum):
     LATE_EFFECT = "late_effect"
     NOT_PROVIDER = "not_provider"
     RETRY = "retry"
+    RETURNED = "returned"
     SKIP = "skip"
     STALE = "stale"
     STOP = "stop"

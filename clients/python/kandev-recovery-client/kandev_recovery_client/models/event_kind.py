@@ -13,6 +13,7 @@ class EventKind(StrEnum):
     ROUTE_FIRED = "route.fired"
     ROUTE_HELD = "route.held"
     ROUTE_LATE_EFFECT = "route.late_effect"
+    ROUTE_RETURNED = "route.returned"
     ROUTE_SUCCESS = "route.success"
     ROUTE_UNCLAIMED = "route.unclaimed"
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.prefer import Prefer
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ class Profile:
         created_at (datetime.datetime):
         id (str):
         name (str):
+        prefer (Prefer): Where a route's next invocation goes once a prompt succeeded.
         revision (int): Increases by one on every update; `PUT` must send the one it read.
         updated_at (datetime.datetime):
         configuration_error (ConfigurationError | None | Unset):
@@ -35,6 +37,7 @@ class Profile:
     created_at: datetime.datetime
     id: str
     name: str
+    prefer: Prefer
     revision: int
     updated_at: datetime.datetime
     configuration_error: ConfigurationError | None | Unset = UNSET
@@ -53,6 +56,8 @@ class Profile:
         id = self.id
 
         name = self.name
+
+        prefer = self.prefer.value
 
         revision = self.revision
 
@@ -74,6 +79,7 @@ class Profile:
                 "created_at": created_at,
                 "id": id,
                 "name": name,
+                "prefer": prefer,
                 "revision": revision,
                 "updated_at": updated_at,
             }
@@ -102,6 +108,8 @@ class Profile:
 
         name = d.pop("name")
 
+        prefer = Prefer(d.pop("prefer"))
+
         revision = d.pop("revision")
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updated_at"))
@@ -128,6 +136,7 @@ class Profile:
             created_at=created_at,
             id=id,
             name=name,
+            prefer=prefer,
             revision=revision,
             updated_at=updated_at,
             configuration_error=configuration_error,

@@ -23,7 +23,8 @@ class ProfileRevision:
         actor (Actor): Who did something. `id` and `name` name the person, the token or the
             host user; a timer has neither.
         at (datetime.datetime):
-        document (ProfileRevisionDocument): The profile's candidates with their policies, as stored.
+        document (ProfileRevisionDocument): The profile as stored: `{"prefer", "candidates"}` (a bare candidate
+            list for revisions saved before the preference existed).
         name (str):
         profile_id (str):
         revision (int):

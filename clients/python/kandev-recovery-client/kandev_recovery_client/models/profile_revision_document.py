@@ -11,7 +11,10 @@ T = TypeVar("T", bound="ProfileRevisionDocument")
 
 @_attrs_define
 class ProfileRevisionDocument:
-    """The profile's candidates with their policies, as stored."""
+    """The profile as stored: `{"prefer", "candidates"}` (a bare candidate
+    list for revisions saved before the preference existed).
+
+    """
 
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

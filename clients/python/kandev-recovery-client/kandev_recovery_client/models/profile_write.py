@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.prefer import Prefer
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -22,11 +23,13 @@ class ProfileWrite:
         Attributes:
             candidates (list[CandidateWrite]):
             name (str):
+            prefer (None | Prefer | Unset):
             revision (int | None | Unset):
     """
 
     candidates: list[CandidateWrite]
     name: str
+    prefer: None | Prefer | Unset = UNSET
     revision: int | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -36,6 +39,14 @@ class ProfileWrite:
             candidates.append(candidates_item)
 
         name = self.name
+
+        prefer: None | str | Unset
+        if isinstance(self.prefer, Unset):
+            prefer = UNSET
+        elif isinstance(self.prefer, Prefer):
+            prefer = self.prefer.value
+        else:
+            prefer = self.prefer
 
         revision: int | None | Unset
         if isinstance(self.revision, Unset):
@@ -51,6 +62,8 @@ class ProfileWrite:
                 "name": name,
             }
         )
+        if prefer is not UNSET:
+            field_dict["prefer"] = prefer
         if revision is not UNSET:
             field_dict["revision"] = revision
 
@@ -70,6 +83,23 @@ class ProfileWrite:
 
         name = d.pop("name")
 
+        def _parse_prefer(data: object) -> None | Prefer | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                prefer_type_1 = Prefer(data)
+
+                return prefer_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Prefer | Unset, data)
+
+        prefer = _parse_prefer(d.pop("prefer", UNSET))
+
         def _parse_revision(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -82,6 +112,7 @@ class ProfileWrite:
         profile_write = cls(
             candidates=candidates,
             name=name,
+            prefer=prefer,
             revision=revision,
         )
 

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.prefer import Prefer
+
 if TYPE_CHECKING:
     from ..models.candidate import Candidate
     from ..models.candidate_preview import CandidatePreview
@@ -21,11 +23,13 @@ class ValidationReport:
     Attributes:
         candidates (list[Candidate]):
         name (str):
+        prefer (Prefer): Where a route's next invocation goes once a prompt succeeded.
         preview (list[CandidatePreview]):
     """
 
     candidates: list[Candidate]
     name: str
+    prefer: Prefer
     preview: list[CandidatePreview]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -36,6 +40,8 @@ class ValidationReport:
             candidates.append(candidates_item)
 
         name = self.name
+
+        prefer = self.prefer.value
 
         preview = []
         for preview_item_data in self.preview:
@@ -48,6 +54,7 @@ class ValidationReport:
             {
                 "candidates": candidates,
                 "name": name,
+                "prefer": prefer,
                 "preview": preview,
             }
         )
@@ -69,6 +76,8 @@ class ValidationReport:
 
         name = d.pop("name")
 
+        prefer = Prefer(d.pop("prefer"))
+
         preview = []
         _preview = d.pop("preview")
         for preview_item_data in _preview:
@@ -79,6 +88,7 @@ class ValidationReport:
         validation_report = cls(
             candidates=candidates,
             name=name,
+            prefer=prefer,
             preview=preview,
         )
 
