@@ -93,7 +93,22 @@ fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
 
 /// Every fixture's evidence envelope, in file order.
 fn fixtures() -> &'static [Value] {
-    static ALL: OnceLock<Vec<Value>> = OnceLock::new();
+    &named_fixtures().1
+}
+
+/// The index of the fixture with this id. Regression cases name their
+/// fixture: an index would pick another one whenever fixtures are added.
+fn fixture(id: &str) -> usize {
+    named_fixtures()
+        .0
+        .iter()
+        .position(|x| x == id)
+        .unwrap_or_else(|| panic!("no catalogue fixture {id}"))
+}
+
+/// Fixture ids and their evidence envelopes, in file order.
+fn named_fixtures() -> &'static (Vec<String>, Vec<Value>) {
+    static ALL: OnceLock<(Vec<String>, Vec<Value>)> = OnceLock::new();
     ALL.get_or_init(|| {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalogue/fixtures");
         let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -102,14 +117,19 @@ fn fixtures() -> &'static [Value] {
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect();
         files.sort();
-        let mut all = Vec::new();
+        let (mut ids, mut all) = (Vec::new(), Vec::new());
         for f in files {
             let text = std::fs::read_to_string(&f).expect("a readable fixture file");
             let list: Vec<Value> = serde_json::from_str(&text).expect("a fixture array");
-            all.extend(list.into_iter().filter_map(|x| x.get("evidence").cloned()));
+            for x in list {
+                if let Some(evidence) = x.get("evidence") {
+                    ids.push(x["id"].as_str().unwrap_or_default().to_owned());
+                    all.push(evidence.clone());
+                }
+            }
         }
         assert!(all.len() > 50, "fixtures found: {}", all.len());
-        all
+        (ids, all)
     })
 }
 
@@ -1527,7 +1547,7 @@ async fn regression_rival_circuit_holds_the_retry(engine: Engine) {
 }
 
 /// The route's candidate is removed from the profile, then its attempt
-/// fails with a task error (fixture 0: the local disk is full). The policy
+/// fails with a task error (the local disk is full). The policy
 /// order (docs/design.md) rejects a failure that is not the provider's before any policy
 /// is looked up, so the decision is `not_provider` whatever the profile
 /// now says.
@@ -1540,7 +1560,7 @@ async fn regression_removed_candidate_rejects_first(engine: Engine) {
             drop: Some(0),
         },
         Step::Fail {
-            fixture: 0,
+            fixture: fixture("agent-disk-full"),
             ident: Ident::Current,
             boundary: Boundary::Prompt,
             resume: None,
@@ -1563,7 +1583,7 @@ async fn regression_retry_fires_on_a_removed_candidate(engine: Engine) {
     };
     let steps = vec![
         Step::Fail {
-            fixture: 1_214_773_807_409_000_109,
+            fixture: fixture("text-rate-limit-daily"),
             ident: Ident::Current,
             boundary: Boundary::Prompt,
             resume: None,
@@ -1662,7 +1682,7 @@ async fn regression_a_resume_on_a_removed_candidate_stops_for_the_profile(engine
             drop: Some(0),
         },
         Step::Fail {
-            fixture: 1_214_773_807_409_000_109,
+            fixture: fixture("text-rate-limit-daily"),
             ident: Ident::Current,
             boundary: Boundary::Prompt,
             resume: Some(Resume {
