@@ -474,6 +474,7 @@ mod tests {
                 "id": "p_1",
                 "name": "Main",
                 "revision": 4,
+                "prefer": "stay",
                 "candidates": [{
                     "id": "c_1", "label": "Claude", "agent": "claude-code",
                     "provider_id": "anthropic", "model_id": "sonnet", "profile_ref": "r",
