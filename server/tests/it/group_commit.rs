@@ -762,6 +762,12 @@ async fn a_plain_batch_stuck_mid_statement_is_cancelled_and_lets_others_commit_o
         tokio::spawn(async move { s.commit(&advance("a", 1, "a-2")).await })
     };
     until_a_batch_waits_for_a_row(&db.url).await;
+    // The other server's statement waits for the event-order lock until
+    // the stuck one is cancelled, under the same 25 s statement timeout:
+    // started right behind it, it would have only the gap between the two
+    // starts (milliseconds) to commit in once the lock goes, and be
+    // cancelled too on a busy machine. Five seconds behind, it has five.
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
     let other_server = server::store::connect(&db.url).await.unwrap();
     let other = {
         let other_server = other_server.clone();
