@@ -1946,6 +1946,15 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
+            /** @description `limit` is out of range; `errors` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
             /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
             503: {
                 headers: {
@@ -4890,6 +4899,15 @@ export interface operations {
             };
             /** @description No webhook has this id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `limit` is out of range; `errors` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -34,7 +34,8 @@ pub struct AuditQuery {
 /// made it and when. Page with `after` (the last `id` seen).
 #[utoipa::path(get, path = "/audit", tag = "audit", operation_id = "list_audit",
     params(AuditQuery),
-    responses((status = 200, description = "Entries after `after`, oldest first", body = [AuditEntry])))]
+    responses((status = 200, description = "Entries after `after`, oldest first", body = [AuditEntry]),
+              (status = 422, description = "`limit` is out of range; `errors` names it", body = ApiError)))]
 pub async fn list(
     State(s): State<AppState>,
     Query(q): Query<AuditQuery>,

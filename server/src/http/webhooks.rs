@@ -89,7 +89,8 @@ pub struct LogQuery {
 #[utoipa::path(get, path = "/webhooks/{id}/deliveries", tag = "webhooks", operation_id = "list_webhook_deliveries",
     params(("id" = String, Path, description = "The webhook's id"), LogQuery),
     responses((status = 200, description = "The subscription and its deliveries", body = DeliveryLog),
-              (status = 404, description = "No webhook has this id", body = ApiError)))]
+              (status = 404, description = "No webhook has this id", body = ApiError),
+              (status = 422, description = "`limit` is out of range; `errors` names it", body = ApiError)))]
 pub async fn deliveries(
     State(s): State<AppState>,
     Path(id): Path<String>,

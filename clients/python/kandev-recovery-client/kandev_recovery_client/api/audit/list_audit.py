@@ -64,6 +64,11 @@ def _parse_response(
 
         return response_403
 
+    if response.status_code == 422:
+        response_422 = ApiError.from_dict(response.json())
+
+        return response_422
+
     if response.status_code == 503:
         response_503 = ApiError.from_dict(response.json())
 
