@@ -5,6 +5,7 @@
 use super::catalogue::Catalogue;
 use super::classifier::classify_line_with;
 use super::fixtures;
+use super::rounds;
 use super::score::{self, Gate};
 use chrono::{SubsecRound, Utc};
 use std::io::{self, BufRead, BufWriter, Read, Write};
@@ -189,7 +190,9 @@ pub fn run_catalogue_check(verbose: bool) -> ExitCode {
 }
 
 /// `kandev-recovery catalogue score [--gate] [FILE…]`: prints figures per
-/// family, then per provider; with `--gate`, exit 1 below a threshold. A missing, unreadable
+/// family, then per provider; with `--gate`, exit 1 below a threshold. With no
+/// files: `catalogue/corpus/` at the product gate and each round in
+/// `catalogue/rounds/` at its floor ([`rounds`]). A missing, unreadable
 /// or empty corpus is always an error, never a pass.
 pub fn run_catalogue_score(files: &[PathBuf], gate: bool, verbose: bool) -> ExitCode {
     let catalogue = match Catalogue::load_builtin() {
@@ -199,16 +202,20 @@ pub fn run_catalogue_score(files: &[PathBuf], gate: bool, verbose: bool) -> Exit
             return ExitCode::FAILURE;
         }
     };
-    let files = if files.is_empty() {
-        match score::corpus_files(std::path::Path::new("catalogue/corpus")) {
-            Ok(f) => f,
+    // With no files: the development corpus at the product's gate, then
+    // every recorded round not yet folded into it at its own floor.
+    let (files, rounds) = if files.is_empty() {
+        let corpus = score::corpus_files(std::path::Path::new("catalogue/corpus"));
+        match corpus.and_then(|c| Ok((c, rounds::load(std::path::Path::new("catalogue/rounds"))?)))
+        {
+            Ok(both) => both,
             Err(e) => {
                 eprintln!("catalogue score: {e}");
                 return ExitCode::FAILURE;
             }
         }
     } else {
-        files.to_vec()
+        (files.to_vec(), Vec::new())
     };
     let report = match score::score_files(&catalogue, &files) {
         Ok(r) => r,
@@ -224,11 +231,48 @@ pub fn run_catalogue_score(files: &[PathBuf], gate: bool, verbose: bool) -> Exit
     }
     print!("{report}");
     print!("\n{}", report.provider_table(8));
-    let failures = report.failures(&Gate::default());
+    let mut failures = report.failures(&Gate::default());
+    if !failures.is_empty() {
+        println!("below the gate: {}", failures.join("; "));
+    }
+    for (file, floor) in &rounds {
+        let report = match score::score_files(&catalogue, std::slice::from_ref(file)) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("catalogue score: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let t = report.total();
+        println!(
+            "\nround {}: exact {:.3} (floor {}), false recoveries {} (at most {}), timing {}/{}, leaks {}",
+            file.display(),
+            t.exact_rate(),
+            floor.min_exact,
+            t.false_recoveries,
+            floor.max_false_recoveries,
+            t.timing_ok,
+            t.timing_labelled,
+            t.leaks
+        );
+        if verbose {
+            for m in &report.misses {
+                println!("  MISS {m}");
+            }
+        }
+        let below = report.failures(floor);
+        if !below.is_empty() {
+            println!("below its floor: {}", below.join("; "));
+            failures.extend(
+                below
+                    .into_iter()
+                    .map(|b| format!("{}: {b}", file.display())),
+            );
+        }
+    }
     if failures.is_empty() {
         return ExitCode::SUCCESS;
     }
-    println!("below the gate: {}", failures.join("; "));
     if gate {
         ExitCode::FAILURE
     } else {

@@ -23,7 +23,8 @@
 //! - [`sanitize`]: redaction and the bounded `safe_excerpt`.
 //! - [`classifier`]: [`classify`], the pure function tying them together;
 //!   `explain`: its trace, built only when asked for ([`classify_with`]).
-//! - [`fixtures`]: the fixture format and runner; [`score`]: figures and
+//! - [`fixtures`]: the fixture format and runner; [`rounds`]: recorded
+//!   rounds and their floors; [`score`]: figures and
 //!   gates over labelled corpora; [`cli`]: the CLI commands.
 
 pub mod catalogue;
@@ -38,6 +39,7 @@ pub mod lofo;
 mod mask;
 mod matcher;
 pub mod provenance;
+pub mod rounds;
 pub mod sanitize;
 pub mod score;
 pub mod timing;

@@ -334,10 +334,11 @@ pub enum CatalogueCommand {
     /// false recoveries, timing and leaks.
     Score {
         /// Corpus files (JSONL, one labelled case per line). Without any,
-        /// every `*.jsonl` in `catalogue/corpus/`.
+        /// every `*.jsonl` in `catalogue/corpus/`, then each recorded round
+        /// in `catalogue/rounds/` against its floor in `rounds/floors.toml`.
         files: Vec<std::path::PathBuf>,
         /// Exit 1 below the gate: 98 % exact, no false recovery, 95 % of
-        /// timing right, no leak.
+        /// timing right, no leak (a recorded round: below its floor).
         #[arg(long)]
         gate: bool,
         /// List every miss with its rule and excerpt.
