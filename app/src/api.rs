@@ -5,6 +5,7 @@
 //! While the server renders a page, the same calls go straight to the
 //! [`Backend`] the server provides as context — no HTTP round trip to itself.
 
+use domain::catalogue::CatalogueInForce;
 use domain::circuit::CircuitList;
 use domain::error::{ApiError, ErrorCode, Viewer};
 use domain::ids::Generation;
@@ -52,6 +53,8 @@ pub trait Backend: Send + Sync {
     async fn list_circuits(&self) -> Result<CircuitList, ApiError>;
     /// Everyone who signs in (administrators only).
     async fn list_people(&self) -> Result<Vec<domain::people::Person>, ApiError>;
+    /// The catalogue this server classifies with.
+    async fn catalogue_in_force(&self) -> Result<CatalogueInForce, ApiError>;
 }
 
 #[cfg(feature = "ssr")]
@@ -146,6 +149,19 @@ pub async fn list_circuits() -> Result<CircuitList, ApiError> {
     #[cfg(not(feature = "ssr"))]
     {
         browser::get("/api/v1/circuits").await
+    }
+}
+
+/// The catalogue this server classifies with (its version, source and
+/// load time).
+pub async fn catalogue_in_force() -> Result<CatalogueInForce, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.catalogue_in_force().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        browser::get("/api/v1/catalogue/current").await
     }
 }
 

@@ -61,6 +61,7 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let viewer = Resource::new(|| (), |_| api::viewer());
     provide_context(ViewerResource(viewer));
+    let catalogue = Resource::new(|| (), |_| api::catalogue_in_force());
     view! {
         <Stylesheet id="leptos" href="/pkg/kandev-recovery.css"/>
         <PageTitle text="Provider Error Recovery"/>
@@ -74,7 +75,8 @@ pub fn App() -> impl IntoView {
                 </nav>
                 <Suspense>
                     {move || Suspend::new(async move {
-                        viewer.await.ok().map(|v| view! { <SignedIn viewer=v/> })
+                        let catalogue = catalogue.await.ok();
+                        viewer.await.ok().map(|v| view! { <SignedIn viewer=v catalogue/> })
                     })}
                 </Suspense>
             </header>
@@ -110,11 +112,20 @@ pub fn PageTitle(#[prop(into)] text: String) -> impl IntoView {
     view! { <Title text/> }
 }
 
-/// Who is signed in, and the way out.
+/// Who is signed in, and the way out; and which catalogue version this
+/// server classifies with.
 #[component]
-fn SignedIn(viewer: domain::error::Viewer) -> impl IntoView {
+fn SignedIn(
+    viewer: domain::error::Viewer,
+    catalogue: Option<domain::catalogue::CatalogueInForce>,
+) -> impl IntoView {
     view! {
         <div class="viewer">
+            {catalogue.map(|c| view! {
+                <span class="catalogue-version" title=format!("The catalogue this server classifies with ({})", c.source)>
+                    {format!("Catalogue {}", c.version)}
+                </span>
+            })}
             {viewer.may(domain::access::Permission::Admin).then(|| view! { <a href="/admin/people">"People"</a> })}
             <span class="viewer-name">"Signed in as "<strong>{viewer.name}</strong></span>
             {viewer.session.then(|| view! { <SignOut/> })}

@@ -1,15 +1,15 @@
 //! The CLI entry points: `classify` (JSONL in, JSONL out), `catalogue
-//! check` (validate the catalogue and run its fixtures) and `catalogue
+//! check [DIR]` (validate a catalogue and run its fixtures) and `catalogue
 //! score` (figures and gates over labelled corpora).
 
-use super::catalogue::Catalogue;
+use super::catalogue::{Catalogue, CatalogueFiles};
 use super::classifier::classify_line_with;
 use super::fixtures;
 use super::rounds;
 use super::score::{self, Gate};
 use chrono::{SubsecRound, Utc};
 use std::io::{self, BufRead, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Longest input line accepted, in bytes; longer lines get an error line.
@@ -106,14 +106,28 @@ fn write_error<W: Write>(out: &mut W, line: u64, error: &str, message: &str) -> 
     out.write_all(b"\n")
 }
 
-/// `kandev-recovery catalogue check [--verbose]`: loads and validates the
-/// embedded catalogue, runs every fixture, prints a report. Exit 1 on any
-/// problem.
-pub fn run_catalogue_check(verbose: bool) -> ExitCode {
-    let catalogue = match Catalogue::load_builtin() {
+/// `kandev-recovery catalogue check [DIR] [--verbose]`: loads and
+/// validates the catalogue directory `DIR` (default: the embedded
+/// catalogue), runs every fixture it holds, prints a report. Exit 1 on any
+/// problem, each named with its file, entry and field.
+pub fn run_catalogue_check(dir: Option<&Path>, verbose: bool) -> ExitCode {
+    let (catalogue, fixtures) = match dir {
+        None => (Catalogue::load_builtin(), fixtures::builtin_fixtures()),
+        Some(dir) => match CatalogueFiles::read(dir) {
+            Ok(files) => (files.compile(), fixtures::load(&files.fixture_sources())),
+            Err(e) => {
+                eprintln!("{}: {e}", dir.display());
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let catalogue = match catalogue {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{e}");
+            match dir {
+                Some(dir) => eprintln!("{}: {e}", dir.display()),
+                None => eprintln!("{e}"),
+            }
             return ExitCode::FAILURE;
         }
     };
@@ -131,7 +145,7 @@ pub fn run_catalogue_check(verbose: bool) -> ExitCode {
             .collect::<Vec<_>>()
             .join(" > ")
     );
-    let fixtures = match fixtures::builtin_fixtures() {
+    let fixtures = match fixtures {
         Ok(f) => f,
         Err(errors) => {
             for e in errors {

@@ -45,8 +45,8 @@ pub mod score;
 pub mod timing;
 
 pub use catalogue::{
-    Catalogue, CatalogueError, CatalogueSpec, CatalogueSummary, CodeSummary, Confidence,
-    Explanation, RuleMatch, Scope,
+    Catalogue, CatalogueError, CatalogueFiles, CatalogueSpec, CatalogueSummary, CodeSummary,
+    Confidence, Explanation, RuleMatch, Scope,
 };
 pub use classifier::{
     classify, classify_at, classify_json, classify_json_at, classify_line, classify_line_with,

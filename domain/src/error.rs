@@ -31,6 +31,11 @@ pub enum ErrorCode {
     /// 409: the profile cannot authorise work.
     ProfileUnusable,
     ProfileMisconfigured,
+    /// 422: a catalogue directory did not load (a reload); the catalogue in
+    /// force is kept and every problem is in `errors` (`field`: where).
+    InvalidCatalogue,
+    /// 409: the server runs the embedded catalogue, which does not reload.
+    CatalogueNotReloadable,
     AlreadyExists,
     PayloadTooLarge,
     /// 401: no valid credential (sign in, or send an API token).

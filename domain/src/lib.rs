@@ -16,6 +16,8 @@
 //!   profile's kept revisions.
 //! - [`circuit`]: shared resource circuits on the wire.
 //! - [`webhook`]: webhook subscriptions, their event kinds and deliveries.
+//! - [`catalogue`]: the catalogue in force, reloads and the log of
+//!   evidence it did not recognise, on the wire.
 //! - [`evidence`]: the evidence envelope an adapter reports a failure
 //!   with, and its lenient, bounded readers.
 //! - [`classification`]: what the classifier answers for an envelope;
@@ -44,6 +46,7 @@ mod names;
 pub mod access;
 pub mod api;
 pub mod audit;
+pub mod catalogue;
 pub mod circuit;
 pub mod classification;
 pub mod concrete;

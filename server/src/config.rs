@@ -323,8 +323,14 @@ impl From<DemoArgs> for ServeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogueCommand {
-    /// Validate the built-in catalogue and run its fixtures.
+    /// Validate a catalogue and run its fixtures: the directory DIR (laid
+    /// out like the repository's catalogue/: catalogue.toml, rules/*.toml,
+    /// fixtures/*.json), or the embedded catalogue without one. Exit 1 on
+    /// any problem, each named with its file, entry and field.
     Check {
+        /// A catalogue directory (default: the embedded catalogue).
+        #[arg(value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
         /// List every fixture, not only failures.
         #[arg(long, short)]
         verbose: bool,
@@ -366,6 +372,14 @@ pub struct ServeArgs {
     /// site` writes it.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: String,
+
+    /// A catalogue directory to classify with, laid out like the
+    /// repository's catalogue/ (catalogue.toml, rules/*.toml): loaded and
+    /// validated at start (the server refuses to start with a broken one),
+    /// read again on SIGHUP or `POST /api/v1/catalogue/reload`. Without
+    /// it, the catalogue embedded in the binary.
+    #[arg(long, env = "KANDEV_CATALOGUE", value_name = "DIR")]
+    pub catalogue: Option<std::path::PathBuf>,
 
     /// Do not create the example profile on first start.
     #[arg(long, env = "KANDEV_NO_SEED", value_parser = BoolishValueParser::new())]
@@ -477,6 +491,7 @@ impl Default for ServeArgs {
             listen: "127.0.0.1:3000".parse().expect("valid default address"),
             database_url: "sqlite://data/kandev-recovery.db".into(),
             site_root: "target/site".into(),
+            catalogue: None,
             no_seed: false,
             max_body_bytes: 256 * 1024,
             header_timeout_seconds: 10,

@@ -24,6 +24,8 @@
 //!   a server is assembled.
 //! - [`audit`]: who acts (the request's actor, carried to the events and
 //!   audit entries it causes) and the audit trail.
+//! - [`catalogue`]: the catalogue in force (embedded, or a directory) and
+//!   its atomic reload.
 //! - [`unknown`]: the bounded log of evidence the catalogue did not match.
 //! - [`webhooks`]: subscriptions to route and circuit events, delivered
 //!   signed from durable rows, one at a time per subscription.
@@ -42,6 +44,7 @@
 pub mod audit;
 pub mod auth;
 pub mod bench;
+pub mod catalogue;
 pub mod circuits;
 pub mod clock;
 pub mod config;

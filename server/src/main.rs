@@ -18,8 +18,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Classify { explain } => classify::cli::run_classify(explain),
         Command::Catalogue {
-            command: CatalogueCommand::Check { verbose },
-        } => classify::cli::run_catalogue_check(verbose),
+            command: CatalogueCommand::Check { dir, verbose },
+        } => classify::cli::run_catalogue_check(dir.as_deref(), verbose),
         Command::Catalogue {
             command:
                 CatalogueCommand::Score {

@@ -15,6 +15,7 @@
 
 use crate::circuits::ChangeKind;
 use crate::store::{Commit, DynStore, StateCounts};
+use domain::catalogue::CatalogueInForce;
 use domain::circuit::CircuitStatus;
 use domain::route::{DispatchState, EventKind, RouteState};
 use metrics::{counter, describe_counter, describe_histogram, Unit};
@@ -40,6 +41,7 @@ pub const CIRCUIT_PROBES: &str = "kandev_circuit_probes_total";
 pub const CIRCUIT_PROBE_OUTCOMES: &str = "kandev_circuit_probe_outcomes_total";
 pub const ROUTES_PRUNED: &str = "kandev_routes_pruned_total";
 pub const WEBHOOK_ATTEMPTS: &str = "kandev_webhook_attempts_total";
+pub const CATALOGUE_RELOADS: &str = "kandev_catalogue_reloads_total";
 
 /// HTTP latency buckets, in seconds: most answers take milliseconds; long
 /// polls and event streams are timed to their first byte.
@@ -129,6 +131,10 @@ fn describe() {
     describe_counter!(
         ROUTES_PRUNED,
         "Ended routes deleted with their history after the retention time"
+    );
+    describe_counter!(
+        CATALOGUE_RELOADS,
+        "Catalogue reloads, by outcome: loaded (swapped in) or rejected (the old one kept)"
     );
     describe_counter!(
         CIRCUIT_PROBE_OUTCOMES,
@@ -238,11 +244,17 @@ pub fn committed(commit: &Commit) {
 /// gauges read from the database now. When the database does not answer,
 /// the counters are still served and `kandev_database_up` says why the
 /// gauges are missing.
-pub async fn render(handle: &PrometheusHandle, store: &DynStore, at_ms: Option<i64>) -> String {
+pub async fn render(
+    handle: &PrometheusHandle,
+    store: &DynStore,
+    at_ms: Option<i64>,
+    catalogue: &CatalogueInForce,
+) -> String {
     let mut out = handle.render();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
+    catalogue_info(&mut out, catalogue);
     let counts = match store.state_counts(at_ms).await {
         Ok(counts) => store.webhook_gauges().await.map(|w| (counts, w)),
         Err(e) => Err(e),
@@ -271,6 +283,31 @@ pub async fn render(handle: &PrometheusHandle, store: &DynStore, at_ms: Option<i
         }
     }
     out
+}
+
+/// Which catalogue this instance classifies with: a scrape of every
+/// instance of a deployment shows which version each one runs.
+fn catalogue_info(out: &mut String, c: &CatalogueInForce) {
+    let _ = writeln!(
+        out,
+        "# HELP kandev_catalogue_info The catalogue this instance classifies with now (always 1), by version and source\n\
+         # TYPE kandev_catalogue_info gauge\n\
+         kandev_catalogue_info{{version=\"{}\",source=\"{}\"}} 1\n\
+         # HELP kandev_catalogue_loaded_timestamp_seconds When this instance loaded the catalogue in force\n\
+         # TYPE kandev_catalogue_loaded_timestamp_seconds gauge\n\
+         kandev_catalogue_loaded_timestamp_seconds {}\n",
+        label_value(&c.version),
+        c.source.as_str(),
+        c.loaded_at.timestamp()
+    );
+}
+
+/// A Prometheus label value: backslash, double quote and line feed escaped
+/// (a directory's version is whatever its file says).
+fn label_value(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 const DATABASE_UP_HELP: &str =

@@ -40,7 +40,7 @@ impl From<StoreError> for ProfileError {
 pub type Result<T, E = ProfileError> = std::result::Result<T, E>;
 
 /// Code → class lookup used when normalising legacy per-code rules.
-pub type ClassOf = fn(&str) -> Option<ErrorClass>;
+pub type ClassOf = std::sync::Arc<dyn Fn(&str) -> Option<ErrorClass> + Send + Sync>;
 
 #[derive(Clone)]
 pub struct Profiles {
@@ -64,7 +64,7 @@ impl Profiles {
 
     /// Validates a create/update body without storing anything.
     pub fn check(&self, body: &Value, intent: Intent) -> Result<ProfileDraft> {
-        read_profile(body, intent, &self.class_of, &mut new_id).map_err(ProfileError::Invalid)
+        read_profile(body, intent, &*self.class_of, &mut new_id).map_err(ProfileError::Invalid)
     }
 
     /// The `validate` dry run: the normalised document and its schedule.
@@ -209,7 +209,7 @@ impl Profiles {
             }
             list => json!({"name": row.name, "prefer": Prefer::Stay, "candidates": list}),
         };
-        match read_profile(&body, Intent::Create, &self.class_of, &mut new_id) {
+        match read_profile(&body, Intent::Create, &*self.class_of, &mut new_id) {
             Ok(draft) => {
                 let normalised = document_json(draft.prefer, &draft.candidates);
                 if normalised != row.document {

@@ -7,7 +7,9 @@
 //! problem reported with where it lies, see `problems`), deciding between
 //! matching rules `verdict`'s, and matching itself is `super::matcher`'s.
 //!
-//! Files, all embedded into the binary so the CLI works from any directory:
+//! Files, all embedded into the binary so the CLI works from any directory
+//! (a directory in the same layout can stand in for them at run time:
+//! `dir`):
 //! - `catalogue.toml`: version, priority tiers, timing profiles, and the
 //!   code registry (class, default scope, description, example).
 //! - `rules/*.toml`: rules, one file per provider or agent. A rule has a
@@ -29,11 +31,13 @@
 
 pub(crate) mod compile;
 mod compiled;
+pub mod dir;
 mod format;
 pub(crate) mod problems;
 pub(crate) mod verdict;
 
 pub use compiled::Catalogue;
+pub use dir::CatalogueFiles;
 pub use domain::classification::{Confidence, Scope};
 pub use format::{CatalogueSpec, CodeSpec, LongWaitSpec, RuleSpec, TierSpec};
 pub use problems::CatalogueError;

@@ -33,12 +33,55 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The built-in catalogue: its version, precedence tiers, every code with
+         * The catalogue in force: its version, precedence tiers, every code with
          *     its class and an explanation, and how many rules it has.
          */
         get: operations["get_catalogue"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogue/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which catalogue this instance classifies with: version, source
+         *     (embedded or a directory), when it was loaded and how many rules it has.
+         *     Each instance of a deployment answers for itself.
+         */
+        get: operations["get_catalogue_in_force"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogue/reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reads the catalogue directory (`serve --catalogue DIR`) again and swaps
+         *     it in whole; when it does not load, the catalogue in force stays and
+         *     the answer lists every problem with its file, entry and field. Reloads
+         *     this instance only: send it to each (or SIGHUP each).
+         */
+        post: operations["reload_catalogue"];
         delete?: never;
         options?: never;
         head?: never;
@@ -995,6 +1038,37 @@ export interface components {
             profile_ref?: string | null;
             provider_id?: string | null;
         };
+        /** @description The catalogue this server instance classifies with now. */
+        CatalogueInForce: {
+            /** @description The directory it was read from (with `directory`). */
+            directory?: string | null;
+            /**
+             * Format: date-time
+             * @description When this instance loaded it.
+             */
+            loaded_at: string;
+            /**
+             * Format: int64
+             * @description How many rules it has.
+             */
+            rule_count: number;
+            source: components["schemas"]["CatalogueSource"];
+            /** @description The catalogue's `version`, as every classification records it. */
+            version: string;
+        };
+        /**
+         * @description What `POST /api/v1/catalogue/reload` answers when the directory loaded:
+         *     the catalogue now in force and the version it replaced.
+         */
+        CatalogueReload: {
+            in_force: components["schemas"]["CatalogueInForce"];
+            previous_version: string;
+        };
+        /**
+         * @description Where the catalogue in force was loaded from.
+         * @enum {string}
+         */
+        CatalogueSource: "embedded" | "directory";
         /** @description The catalogue as the UI and docs see it. */
         CatalogueSummary: {
             codes: components["schemas"]["CodeSummary"][];
@@ -1977,7 +2051,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The built-in catalogue */
+            /** @description The catalogue in force */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1991,6 +2065,117 @@ export interface operations {
                 headers: {
                     /** @description `Bearer` */
                     "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_catalogue_in_force: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue this instance runs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueInForce"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    reload_catalogue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The directory loaded and is in force */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueReload"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `catalogue_not_reloadable`: the server runs the embedded catalogue */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description `invalid_catalogue`: the directory did not load; the old catalogue stays, `errors` says why */
+            422: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4999,7 +5184,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `ready` */
+            /** @description `ready`, then the catalogue in force on a line of its own (`catalogue 1.2.0 (embedded)`) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5008,7 +5193,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Not ready, and why, in words */
+            /** @description Not ready, and why, in words; then the catalogue line */
             503: {
                 headers: {
                     [name: string]: unknown;

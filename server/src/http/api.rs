@@ -8,15 +8,12 @@ mod answers;
 use super::guard::{guarded, guarded_decision};
 use super::openapi::ApiDoc;
 use super::{
-    audit, circuits, concrete, health, people, profiles, prometheus, routes, session, webhooks,
-    AppState, HttpError, HttpResult,
+    audit, catalogue, circuits, concrete, health, people, profiles, prometheus, routes, session,
+    webhooks, AppState, HttpError,
 };
 use crate::auth::{Permission, Rule};
-use crate::unknown::UnknownSnapshot;
-use axum::extract::State;
 use axum::http::Method;
 use axum::{Json, Router};
-use classify::{Catalogue, CatalogueSummary};
 use std::sync::OnceLock;
 use utoipa::openapi::OpenApi as Document;
 use utoipa::OpenApi;
@@ -114,12 +111,15 @@ fn v1() -> Vec<Entry> {
         // Who is signed in; signing out (a browser write: CSRF-checked).
         doc(READ, routes!(session::get)),
         doc(READ, routes!(session::sign_out)),
-        doc(READ, routes!(catalogue_summary)),
+        doc(READ, routes!(catalogue::summary)),
+        doc(READ, routes!(catalogue::current)),
+        // Swaps what every later classification of this instance uses.
+        doc(Rule::Need(Permission::Admin), routes!(catalogue::reload)),
         // Classifier internals: profile selection does not reach them
         // (docs/design.md, “Permissions”).
         doc(
             Rule::Need(Permission::CatalogueRead),
-            routes!(catalogue_unknown),
+            routes!(catalogue::unknown),
         ),
         // People: administrators only.
         doc(Rule::Need(Permission::Admin), routes!(people::list)),
@@ -230,23 +230,6 @@ pub fn router() -> Router<AppState> {
 pub fn document() -> &'static Document {
     static DOCUMENT: OnceLock<Document> = OnceLock::new();
     DOCUMENT.get_or_init(|| parts().1)
-}
-
-/// The built-in catalogue: its version, precedence tiers, every code with
-/// its class and an explanation, and how many rules it has.
-#[utoipa::path(get, path = "/catalogue", tag = "catalogue", operation_id = "get_catalogue",
-    responses((status = 200, description = "The built-in catalogue", body = CatalogueSummary)))]
-async fn catalogue_summary() -> Json<CatalogueSummary> {
-    Json(Catalogue::builtin().describe())
-}
-
-/// Evidence the catalogue did not recognise: sanitised excerpts,
-/// de-duplicated and counted, most frequent first (bounded; the oldest are
-/// evicted).
-#[utoipa::path(get, path = "/catalogue/unknown", tag = "catalogue", operation_id = "list_unknown_evidence",
-    responses((status = 200, description = "Unrecognised evidence, most frequent first", body = UnknownSnapshot)))]
-async fn catalogue_unknown(State(s): State<AppState>) -> HttpResult<Json<UnknownSnapshot>> {
-    Ok(Json(s.unknown.snapshot().await?))
 }
 
 /// This document: every endpoint, its request and response bodies and the

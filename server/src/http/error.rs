@@ -27,6 +27,9 @@ pub enum HttpError {
     InvalidAction(String, Box<domain::route::RouteSnapshot>),
     /// 409 for other conflicts.
     Conflict(ErrorCode, String),
+    /// 422: a catalogue directory did not load; the message says which
+    /// version stays in force, the errors what is wrong and where.
+    InvalidCatalogue(String, Vec<FieldError>),
     /// 413.
     TooLarge(usize),
     /// 401: no valid credential.
@@ -54,7 +57,9 @@ impl HttpError {
     pub fn status_code(&self) -> StatusCode {
         match self {
             HttpError::Malformed(_) => StatusCode::BAD_REQUEST,
-            HttpError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            HttpError::Invalid(_) | HttpError::InvalidCatalogue(..) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             HttpError::NotFound(_) => StatusCode::NOT_FOUND,
             HttpError::StaleProfile(_)
             | HttpError::StaleRoute(_)
@@ -78,6 +83,10 @@ impl HttpError {
                     ErrorCode::ValidationFailed,
                     "Some fields are invalid; nothing was saved.",
                 )
+            },
+            HttpError::InvalidCatalogue(message, errors) => ApiError {
+                errors,
+                ..ApiError::new(ErrorCode::InvalidCatalogue, message)
             },
             HttpError::NotFound(what) => ApiError::new(ErrorCode::NotFound, format!("{what} was not found.")),
             HttpError::StaleProfile(current) => ApiError {

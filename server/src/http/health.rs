@@ -82,8 +82,8 @@ impl ReadyCache {
 /// accepts a write in time, and its disk has room (looked at no more than
 /// every [`READY_FOR`]).
 #[utoipa::path(get, path = "/readyz", tag = "health", operation_id = "readyz",
-    responses((status = 200, description = "`ready`", body = String, content_type = "text/plain"),
-              (status = 503, description = "Not ready, and why, in words", body = String, content_type = "text/plain")))]
+    responses((status = 200, description = "`ready`, then the catalogue in force on a line of its own (`catalogue 1.2.0 (embedded)`)", body = String, content_type = "text/plain"),
+              (status = 503, description = "Not ready, and why, in words; then the catalogue line", body = String, content_type = "text/plain")))]
 pub async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
     let probe = async {
         match tokio::time::timeout(READY_WITHIN, readiness(&s)).await {
@@ -94,11 +94,18 @@ pub async fn readyz(State(s): State<AppState>) -> (StatusCode, String) {
             )),
         }
     };
+    // Which catalogue this instance classifies with, on every answer: a
+    // probe of each instance of a deployment shows the version it runs.
+    let c = s.catalogue.current().in_force();
+    let catalogue = format!("catalogue {} ({})", c.version, c.source);
     match s.ready.get_or(probe).await {
-        Ok(()) => (StatusCode::OK, "ready".into()),
+        Ok(()) => (StatusCode::OK, format!("ready\n{catalogue}\n")),
         Err(why) => {
             tracing::warn!(%why, "not ready");
-            (StatusCode::SERVICE_UNAVAILABLE, why)
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("{why}\n{catalogue}\n"),
+            )
         }
     }
 }

@@ -4,8 +4,8 @@
 //!
 //! - [`api`]: the route list — the API router and its OpenAPI document
 //!   from one list; [`openapi`] holds the document's frame.
-//! - `profiles`, `routes`, `circuits`, `health`: the handlers, thin over
-//!   the services.
+//! - `profiles`, `routes`, `circuits`, `catalogue`, `health`: the
+//!   handlers, thin over the services.
 //! - `prometheus`: `GET /metrics` and the middleware that counts and times
 //!   requests by route template (what is measured: [`crate::meters`]).
 //! - [`extract`]: the request extractors and their one rejection each.
@@ -19,6 +19,7 @@
 
 pub mod api;
 mod audit;
+mod catalogue;
 mod circuits;
 mod concrete;
 pub mod conn;
@@ -46,6 +47,7 @@ pub const STREAM_RECHECK: std::time::Duration = std::time::Duration::from_secs(2
 pub use server::{redact_url, serve, shutdown_signal, Server};
 
 use crate::auth::Access;
+use crate::catalogue::Catalogues;
 use crate::clock::{Clock, SharedClock};
 use crate::profiles::Profiles;
 use crate::routes::{Routes, Signals};
@@ -54,7 +56,6 @@ use crate::unknown::UnknownLog;
 use app::api::SharedBackend;
 use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::Router;
-use classify::Catalogue;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use std::sync::Arc;
@@ -68,6 +69,8 @@ pub struct AppState {
     pub profiles: Profiles,
     pub routes: Routes,
     pub unknown: UnknownLog,
+    /// The catalogue in force, and its reload.
+    pub catalogue: Catalogues,
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
     pub leptos_options: LeptosOptions,
     pub test_clock: bool,
@@ -124,6 +127,8 @@ pub struct Setup {
     pub limits: conn::ConnectionLimits,
     /// `serve --allow-private-webhooks`.
     pub allow_private_webhooks: bool,
+    /// The catalogue in force (`serve --catalogue`; default: embedded).
+    pub catalogue: Catalogues,
 }
 
 impl Setup {
@@ -147,6 +152,7 @@ impl Setup {
             retention: crate::retention::Retention::from_days(defaults.retain_days),
             limits: conn::ConnectionLimits::default(),
             allow_private_webhooks: defaults.allow_private_webhooks,
+            catalogue: Catalogues::embedded(),
         }
     }
 }
@@ -160,8 +166,14 @@ impl AppState {
             .site_root(setup.site_root.clone())
             .site_pkg_dir(std::env::var("LEPTOS_SITE_PKG_DIR").unwrap_or_else(|_| "pkg".into()))
             .build();
-        let catalogue = Catalogue::builtin();
-        let profiles = Profiles::new(setup.store.clone(), setup.clock.clone(), class_of);
+        let catalogue = setup.catalogue.clone();
+        // Legacy per-code rules name codes of the catalogue in force.
+        let codes = catalogue.clone();
+        let profiles = Profiles::new(
+            setup.store.clone(),
+            setup.clock.clone(),
+            Arc::new(move |code: &str| codes.current().class_of(code)),
+        );
         let unknown = UnknownLog::new(
             setup.store.clone(),
             crate::unknown::DEFAULT_UNKNOWN_CAPACITY,
@@ -170,12 +182,13 @@ impl AppState {
             setup.store.clone(),
             setup.clock.clone(),
             profiles.clone(),
-            catalogue,
+            catalogue.clone(),
             unknown.clone(),
             Arc::new(Signals::new()),
         )
         .with_settings(setup.route_settings);
         AppState {
+            catalogue,
             profiles,
             routes,
             unknown,
@@ -203,16 +216,12 @@ impl AppState {
     }
 }
 
-/// Code → class from the runtime catalogue (used for legacy per-code rules).
-fn class_of(code: &str) -> Option<domain::policy::ErrorClass> {
-    Catalogue::builtin().class_of(code)
-}
-
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let max_body = state.max_body_bytes;
     let body_timeout = state.limits.body_timeout;
     let backend: SharedBackend = Arc::new(pages::PageBackend {
+        catalogue: state.catalogue.clone(),
         profiles: state.profiles.clone(),
         routes: state.routes.clone(),
         access: state.access.clone(),

@@ -12,6 +12,7 @@ use domain::profile::Profile;
 use domain::route::{Attempt, RouteSnapshot};
 
 pub struct PageBackend {
+    pub catalogue: crate::catalogue::Catalogues,
     pub profiles: Profiles,
     pub routes: Routes,
     pub access: crate::auth::Access,
@@ -81,6 +82,10 @@ impl Backend for PageBackend {
             )));
         }
         super::people::people(&self.access).await.map_err(to_api)
+    }
+
+    async fn catalogue_in_force(&self) -> Result<domain::catalogue::CatalogueInForce, ApiError> {
+        Ok(self.catalogue.current().in_force())
     }
 
     async fn list_circuits(&self) -> Result<domain::circuit::CircuitList, ApiError> {

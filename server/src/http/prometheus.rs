@@ -23,7 +23,13 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        meters::render(&s.metrics, &s.store, s.clock.pinned_ms()).await,
+        meters::render(
+            &s.metrics,
+            &s.store,
+            s.clock.pinned_ms(),
+            &s.catalogue.current().in_force(),
+        )
+        .await,
     )
 }
 

@@ -6,6 +6,7 @@
 
 use super::{router, AppState, Setup};
 use crate::auth::{Permission, Permissions};
+use crate::catalogue::Catalogues;
 use crate::clock::Clock;
 use crate::config::ServeArgs;
 use crate::scheduler;
@@ -139,6 +140,26 @@ pub async fn serve(
             args.listen
         );
     }
+    // Before the database: a catalogue that does not load stops the start
+    // with every problem named, and nothing was touched.
+    let catalogue =
+        Catalogues::open(args.catalogue.as_deref()).map_err(|e| match &args.catalogue {
+            Some(dir) => anyhow::anyhow!(
+                "the catalogue directory {} does not load: {e}",
+                dir.display()
+            ),
+            None => anyhow::anyhow!("the embedded catalogue does not load: {e}"),
+        })?;
+    {
+        let c = catalogue.current().in_force();
+        tracing::info!(
+            version = %c.version,
+            source = %c.source,
+            directory = c.directory.as_deref().unwrap_or(""),
+            rules = c.rule_count,
+            "catalogue in force"
+        );
+    }
     let store = store::connect(&args.database_url).await.with_context(|| {
         format!(
             "cannot open the database at {}",
@@ -173,8 +194,10 @@ pub async fn serve(
             args.idle_timeout_seconds,
             args.max_connections as usize,
         ),
+        catalogue: catalogue.clone(),
         ..Setup::new(store, Clock::system())
     });
+    reload_on_hangup(catalogue);
     if let Some(secret) = &args.demo_token {
         // A fresh token per start: the previous run's is revoked first
         // (names are unique among live tokens).
@@ -286,6 +309,26 @@ pub fn redact_url(url: &str) -> String {
         }
         _ => url.to_string(),
     }
+}
+
+/// Reads the catalogue directory again on every SIGHUP (see
+/// [`Catalogues::reload`]: it swaps or keeps the old one, and logs which).
+fn reload_on_hangup(catalogue: Catalogues) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+            tracing::warn!("cannot watch SIGHUP: reload the catalogue through the API");
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            let c = catalogue.clone();
+            // The outcome is logged by reload itself.
+            let _ = tokio::task::spawn_blocking(move || c.reload()).await;
+        }
+    });
+    #[cfg(not(unix))]
+    let _ = catalogue;
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

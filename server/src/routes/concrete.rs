@@ -40,7 +40,7 @@ impl Routes {
 
     async fn classify_evidence(&self, evidence: &Evidence) -> Classification {
         // With its trace, as a route's failure report answers it.
-        let classification = classify_with(self.catalogue, evidence, self.now(), true);
+        let classification = classify_with(&self.catalogue.current(), evidence, self.now(), true);
         // The log grows the catalogue; losing one sighting must not fail
         // the caller's recovery.
         if let Err(e) = self.unknown.record(&classification).await {

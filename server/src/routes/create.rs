@@ -107,6 +107,7 @@ impl Routes {
                         .unwrap_or_default();
                     let class = self
                         .catalogue
+                        .current()
                         .class_of(&code)
                         .unwrap_or(ErrorClass::Transient);
                     let p = class

@@ -54,14 +54,17 @@ impl Routes {
             }
         }
         let now = self.now();
-        // With its trace: every attempt shows why it was classified so.
-        let classification = classify_with(self.catalogue, &evidence, now, true);
+        // With its trace: every attempt shows why it was classified so;
+        // one catalogue for the classification and what is counted of it,
+        // whatever a reload swaps in meanwhile.
+        let catalogue = self.catalogue.current();
+        let classification = classify_with(&catalogue, &evidence, now, true);
         // The log is for growing the catalogue: losing one sighting must not
         // stop a route's recovery, so a failed write is only logged.
         if let Err(e) = self.unknown.record(&classification).await {
             tracing::warn!(error = %e, "recording unknown evidence failed");
         }
-        crate::meters::failure(self.catalogue, &classification);
+        crate::meters::failure(&catalogue, &classification);
         // A circuit another route changed while we planned: plan again
         // from what is stored now.
         for _ in 0..CIRCUIT_ATTEMPTS {

@@ -19,13 +19,13 @@
 use super::error::{Result, RouteError};
 use super::model::{attempt_to_wire, Route};
 use super::signals::Signals;
+use crate::catalogue::Catalogues;
 use crate::circuits::row::Loaded;
 use crate::clock::SharedClock;
 use crate::profiles::Profiles;
 use crate::store::{Commit, DecisionRows, DynStore, RouteFilter, StoreError};
 use crate::unknown::UnknownLog;
 use chrono::{DateTime, Utc};
-use classify::Catalogue;
 use domain::ids::{Generation, RouteId};
 use domain::profile::Profile;
 use domain::route::{Attempt, EventKind, RouteSnapshot, RouteState};
@@ -82,7 +82,7 @@ pub struct Routes {
     pub(super) store: DynStore,
     pub(super) clock: SharedClock,
     pub(super) profiles: Profiles,
-    pub(super) catalogue: &'static Catalogue,
+    pub(super) catalogue: Catalogues,
     pub(super) unknown: UnknownLog,
     pub(super) signals: Arc<Signals>,
     /// The committed event tail every event stream reads.
@@ -121,7 +121,7 @@ impl Routes {
         store: DynStore,
         clock: SharedClock,
         profiles: Profiles,
-        catalogue: &'static Catalogue,
+        catalogue: Catalogues,
         unknown: UnknownLog,
         signals: Arc<Signals>,
     ) -> Routes {

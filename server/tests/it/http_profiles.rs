@@ -337,7 +337,7 @@ async fn an_unwritable_database_answers_503_and_keeps_what_is_stored(engine: Eng
     let profiles = server::profiles::Profiles::new(
         db.store.clone(),
         server::clock::Clock::system(),
-        domain::policy::class::builtin_class_of,
+        std::sync::Arc::new(domain::policy::class::builtin_class_of),
     );
     let before = profiles.create(&two_candidates()).await.unwrap();
     let read_only = db.read_only_store().await;

@@ -40,6 +40,8 @@ mod access_leaks;
 mod agents_cli;
 mod api_fuzz_findings;
 mod audit;
+mod catalogue_dir;
+mod catalogue_reload;
 mod classify_cli;
 mod classify_collisions;
 mod classify_corpus;

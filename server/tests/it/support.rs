@@ -196,7 +196,7 @@ impl TestServer {
         .await
     }
 
-    async fn start_setup(
+    pub async fn start_setup(
         db: TestDb,
         store: DynStore,
         adjust: impl FnOnce(server::http::Setup) -> server::http::Setup,

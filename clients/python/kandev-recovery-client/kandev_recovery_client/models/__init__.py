@@ -18,6 +18,9 @@ from .candidate_policy import CandidatePolicy
 from .candidate_preview import CandidatePreview
 from .candidate_ref import CandidateRef
 from .candidate_write import CandidateWrite
+from .catalogue_in_force import CatalogueInForce
+from .catalogue_reload import CatalogueReload
+from .catalogue_source import CatalogueSource
 from .catalogue_summary import CatalogueSummary
 from .circuit_hold import CircuitHold
 from .circuit_list import CircuitList
@@ -139,6 +142,9 @@ __all__ = (
     "CandidatePreview",
     "CandidateRef",
     "CandidateWrite",
+    "CatalogueInForce",
+    "CatalogueReload",
+    "CatalogueSource",
     "CatalogueSummary",
     "CircuitHold",
     "CircuitList",

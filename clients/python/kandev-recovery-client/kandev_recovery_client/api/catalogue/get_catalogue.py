@@ -59,7 +59,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[ApiError | CatalogueSummary]:
-    """The built-in catalogue: its version, precedence tiers, every code with
+    """The catalogue in force: its version, precedence tiers, every code with
     its class and an explanation, and how many rules it has.
 
     Raises:
@@ -83,7 +83,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> ApiError | CatalogueSummary | None:
-    """The built-in catalogue: its version, precedence tiers, every code with
+    """The catalogue in force: its version, precedence tiers, every code with
     its class and an explanation, and how many rules it has.
 
     Raises:
@@ -103,7 +103,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[ApiError | CatalogueSummary]:
-    """The built-in catalogue: its version, precedence tiers, every code with
+    """The catalogue in force: its version, precedence tiers, every code with
     its class and an explanation, and how many rules it has.
 
     Raises:
@@ -125,7 +125,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> ApiError | CatalogueSummary | None:
-    """The built-in catalogue: its version, precedence tiers, every code with
+    """The catalogue in force: its version, precedence tiers, every code with
     its class and an explanation, and how many rules it has.
 
     Raises:
