@@ -245,6 +245,24 @@ pub async fn act_on_route(
     .await
 }
 
+/// An administrator's circuit control: `release` closes the circuit now,
+/// `probe` makes it probe now. Answers the circuit after it.
+pub async fn control_circuit(
+    scope: domain::circuit::CircuitScope,
+    resource: &str,
+    control: &'static str,
+) -> Result<domain::circuit::CircuitView, ApiError> {
+    let mut body = serde_json::Map::new();
+    body.insert("scope".to_string(), scope.as_str().into());
+    body.insert("resource".to_string(), resource.into());
+    browser::send(
+        "POST",
+        &format!("/api/v1/circuits/{control}"),
+        &serde_json::Value::Object(body),
+    )
+    .await
+}
+
 /// Creates a profile from its JSON body (browser only).
 pub async fn create_profile(body: serde_json::Value) -> Result<Profile, ApiError> {
     browser::send("POST", "/api/v1/profiles", &body).await

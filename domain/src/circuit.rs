@@ -117,6 +117,31 @@ pub struct CircuitList {
     pub server_time: DateTime<Utc>,
 }
 
+/// `POST /api/v1/circuits/release` and `POST /api/v1/circuits/probe`: the
+/// circuit an administrator acts on, named as `GET /api/v1/circuits`
+/// lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CircuitRequest {
+    pub scope: CircuitScope,
+    /// The resource's name (`anthropic/team-a`).
+    pub resource: String,
+}
+
+impl CircuitRequest {
+    /// `account:anthropic/team-a`, as the command line and schedules name
+    /// a circuit.
+    pub fn parse_key(key: &str) -> Option<CircuitRequest> {
+        let (scope, resource) = key.split_once(':')?;
+        Some(CircuitRequest {
+            scope: scope.parse().ok()?,
+            resource: resource.to_string(),
+        })
+        .filter(|r| !r.resource.trim().is_empty())
+    }
+}
+
 /// The browser's readers (`crate::wire_json`), field for field as serde's.
 #[cfg(any(test, feature = "reader"))]
 mod read {

@@ -1,6 +1,7 @@
 //! The operator's command line against a running server, with a token:
-//! `kandev-recovery routes list|show|act` and `circuits list`. A thin
-//! client of the HTTP API (the same requests the web app sends), printing
+//! `kandev-recovery routes list|show|act` and `circuits
+//! list|release|probe`. A thin client of the HTTP API (the same requests
+//! the web app sends), printing
 //! a table or, with `--json`, the API's own answer.
 //!
 //! Exit codes: 0 done; 2 bad usage; 4 the server could not be reached or
@@ -8,7 +9,7 @@
 
 use clap::{Args, Subcommand};
 use domain::api::{ActionRequest, EndRequest};
-use domain::circuit::CircuitList;
+use domain::circuit::{CircuitList, CircuitRequest, CircuitView};
 use domain::error::ApiError;
 use domain::ids::Generation;
 use domain::route::{Action, Attempt, RouteSnapshot};
@@ -85,6 +86,23 @@ pub enum CircuitsCommand {
     List {
         #[command(flatten)]
         remote: Remote,
+    },
+    /// Release a circuit now (admin): it closes and the routes waiting for
+    /// it go, a few at a time. Audited.
+    Release {
+        #[command(flatten)]
+        remote: Remote,
+        /// The circuit as `circuits list` names it: SCOPE:RESOURCE
+        /// (`account:anthropic/team-a`).
+        id: String,
+    },
+    /// Make a circuit probe now (admin): it expires, and the next route to
+    /// go is its one probe. Audited.
+    Probe {
+        #[command(flatten)]
+        remote: Remote,
+        /// The circuit as `circuits list` names it: SCOPE:RESOURCE.
+        id: String,
     },
 }
 
@@ -313,7 +331,41 @@ async fn routes(command: RoutesCommand) -> Outcome {
 }
 
 async fn circuits(command: CircuitsCommand) -> Outcome {
-    let CircuitsCommand::List { remote } = command;
+    let (remote, id, path) = match command {
+        CircuitsCommand::List { remote } => return circuit_list(remote).await,
+        CircuitsCommand::Release { remote, id } => (remote, id, "/circuits/release"),
+        CircuitsCommand::Probe { remote, id } => (remote, id, "/circuits/probe"),
+    };
+    let request = CircuitRequest::parse_key(&id).ok_or_else(|| {
+        usage(format!(
+            "`{id}` does not name a circuit: SCOPE:RESOURCE, the scope one of provider, account, \
+             model or profile (as `kandev-recovery circuits list` shows them)"
+        ))
+    })?;
+    let client = Client::new(&remote);
+    let text = client
+        .call(
+            reqwest::Method::POST,
+            path,
+            Some(serde_json::to_value(&request).expect("requests serialise")),
+        )
+        .await?;
+    if remote.json {
+        return Ok(json_line(text));
+    }
+    let c: CircuitView = serde_json::from_str(&text)
+        .map_err(|e| Failure(4, format!("the answer is not a circuit: {e}")))?;
+    Ok(format!(
+        "{}:{} is {} ({} route{} still waiting)\n",
+        c.scope,
+        c.resource,
+        c.state,
+        c.routes_waiting,
+        if c.routes_waiting == 1 { "" } else { "s" }
+    ))
+}
+
+async fn circuit_list(remote: Remote) -> Outcome {
     let client = Client::new(&remote);
     let (list, text): (CircuitList, _) = client.get("/circuits").await?;
     if remote.json {

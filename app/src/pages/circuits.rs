@@ -2,12 +2,13 @@
 //! model or agent profile is paused for everyone, until when, who probes
 //! it and how many routes wait. Follows the route event stream (every
 //! circuit change rides on a route change) and re-reads the list then.
+//! Administrators can release a circuit or make it probe now from here.
 
 use crate::api;
 use crate::components::live::{show_time, use_route_events, LiveIndicator};
 use crate::components::seed::Seed;
 use crate::PageTitle;
-use domain::circuit::{CircuitList, CircuitStatus, CircuitView};
+use domain::circuit::{CircuitList, CircuitScope, CircuitStatus, CircuitView};
 use domain::error::ApiError;
 use domain::words::{circuit_status_words, safe_cause};
 use leptos::either::Either;
@@ -15,6 +16,7 @@ use leptos::prelude::*;
 
 #[component]
 pub fn CircuitsPage() -> impl IntoView {
+    let viewer = crate::use_viewer();
     let data = Resource::new(|| (), |_| api::list_circuits());
     view! {
         <PageTitle text="Circuits · Provider Error Recovery"/>
@@ -27,8 +29,9 @@ pub fn CircuitsPage() -> impl IntoView {
         </p>
         <Suspense fallback=|| view! { <p class="notice">"Loading circuits…"</p> }>
             {move || Suspend::new(async move {
+                let admin = viewer.await.is_ok_and(|v| v.may(domain::access::Permission::Admin));
                 match data.await {
-                    Ok(list) => view! { <CircuitCards initial=list/> }.into_any(),
+                    Ok(list) => view! { <CircuitCards initial=list admin/> }.into_any(),
                     Err(ApiError { message, .. }) => {
                         view! { <p class="notice problem" role="alert">{message}</p> }.into_any()
                     }
@@ -40,7 +43,7 @@ pub fn CircuitsPage() -> impl IntoView {
 
 /// The live part of the page (an island; the list travels as props).
 #[island]
-fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
+fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>, admin: bool) -> impl IntoView {
     let circuits = RwSignal::new(initial.into_inner().circuits);
     let reload = move || {
         leptos::task::spawn_local(async move {
@@ -62,7 +65,7 @@ fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
                 Either::Left(view! {
                 <ul class="circuit-cards">
                     {move || circuits.get().into_iter().map(|circuit| view! {
-                        <CircuitCard circuit local/>
+                        <CircuitCard circuit local admin reload=Callback::new(move |()| reload())/>
                     }).collect_view()}
                 </ul>
                 })
@@ -76,8 +79,16 @@ fn CircuitCards(#[prop(into)] initial: Seed<CircuitList>) -> impl IntoView {
 }
 
 #[component]
-fn CircuitCard(circuit: CircuitView, local: RwSignal<bool>) -> impl IntoView {
+fn CircuitCard(
+    circuit: CircuitView,
+    local: RwSignal<bool>,
+    admin: bool,
+    reload: Callback<()>,
+) -> impl IntoView {
     let state = circuit.state;
+    let controls = (admin && state != CircuitStatus::Closed).then(|| {
+        view! { <CircuitControls scope=circuit.scope resource=circuit.resource.clone() label=circuit.label.clone() reload/> }
+    });
     let until = circuit.until;
     let probe = circuit.probe_holder.clone().zip(circuit.probe_until);
     let waiting = match circuit.routes_waiting {
@@ -126,6 +137,48 @@ fn CircuitCard(circuit: CircuitView, local: RwSignal<bool>) -> impl IntoView {
                     </div>
                 })}
             </dl>
+            {controls}
         </li>
+    }
+}
+
+/// Release and Probe now, for an administrator. The list is read again
+/// afterwards: the server's answer is the truth.
+#[component]
+fn CircuitControls(
+    scope: CircuitScope,
+    resource: String,
+    label: String,
+    reload: Callback<()>,
+) -> impl IntoView {
+    let resource = StoredValue::new(resource);
+    let status = RwSignal::new(String::new());
+    let busy = RwSignal::new(false);
+    let run = move |control: &'static str| {
+        busy.set(true);
+        status.set(String::new());
+        leptos::task::spawn_local(async move {
+            let answer = api::control_circuit(scope, &resource.get_value(), control).await;
+            busy.try_set(false);
+            match answer {
+                Ok(_) => reload.run(()),
+                Err(e) => {
+                    status.try_set(e.message);
+                }
+            }
+        });
+    };
+    view! {
+        <div class="circuit-controls" role="group" aria-label=format!("Override {label}")>
+            <button type="button" disabled=move || busy.get() on:click=move |_| run("release")
+                title="Close this circuit now: the routes waiting for it go, a few at a time">
+                "Release"
+            </button>
+            <button type="button" disabled=move || busy.get() on:click=move |_| run("probe")
+                title="End the pause now: the next route to go probes the resource">
+                "Probe now"
+            </button>
+            <span class="notice problem" role="alert" hidden=move || status.with(String::is_empty)>{move || status.get()}</span>
+        </div>
     }
 }

@@ -336,6 +336,49 @@ pub fn on_failure(
     }
 }
 
+/// What an administrator may do to a circuit by hand, when a failure
+/// opened it wrongly or the resource came back before its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::Display, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
+pub enum Operation {
+    /// Closed now, as if its probe had succeeded: its waiters go, a few
+    /// at a time, and the opening count starts again.
+    Release,
+    /// Expired now: the next route to go is the probe (a probe in flight
+    /// is given up, so its holder's outcome no longer decides).
+    Probe,
+}
+
+/// The circuit after an administrator's `op`, or why it does not apply
+/// (a closed circuit has nothing to release or probe).
+pub fn operate(c: &Circuit, op: Operation, now: DateTime<Utc>) -> Result<Circuit, String> {
+    if c.state == CircuitState::Closed {
+        return Err(format!(
+            "the circuit {} is closed: nothing holds its routes back, so there is nothing to {}",
+            c.key,
+            match op {
+                Operation::Release => "release",
+                Operation::Probe => "probe",
+            }
+        ));
+    }
+    Ok(match op {
+        Operation::Release => Circuit {
+            state: CircuitState::Closed,
+            openings: 0,
+            owner: None,
+            changed_at: now,
+            released: 0,
+            ..c.clone()
+        },
+        Operation::Probe => Circuit {
+            state: CircuitState::Open { until: now },
+            changed_at: now,
+            ..c.clone()
+        },
+    })
+}
+
 /// What a route may do with a candidate on this circuit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Eligibility {
@@ -787,6 +830,43 @@ mod tests {
         }
         assert!("nope".parse::<CircuitKey>().is_err());
         assert!("galaxy:x".parse::<CircuitKey>().is_err());
+    }
+
+    #[test]
+    fn an_administrator_releases_or_expires_a_circuit_that_holds_routes() {
+        let c = open(
+            None,
+            key(),
+            "quota_limited",
+            &hard(Some(t(900))),
+            "r0",
+            t(0),
+        )
+        .expect("opens");
+        let released = operate(&c, Operation::Release, t(10)).expect("releases");
+        assert_eq!(released.state, CircuitState::Closed);
+        assert_eq!((released.openings, released.owner.as_deref()), (0, None));
+        assert_eq!(
+            hold([&released], "r1", t(10)),
+            Hold::Free { probes: vec![] }
+        );
+        // Probe now: the next route to go takes the probe, and only one.
+        let expired = operate(&c, Operation::Probe, t(10)).expect("expires");
+        assert_eq!(
+            eligibility(Some(&expired), "r1", t(10)),
+            Eligibility::ProbeAvailable
+        );
+        let probing = claim_probe(&expired, "r1", t(10)).expect("r1 probes");
+        assert!(claim_probe(&probing, "r2", t(10)).is_none());
+        // A probe in flight is given up: its holder no longer decides.
+        let again = operate(&probing, Operation::Probe, t(20)).expect("expires");
+        assert!(probe_succeeded(&again, "r1", t(21)).is_none());
+        assert!(claim_probe(&again, "r2", t(21)).is_some());
+        let closed = operate(&probing, Operation::Release, t(20)).expect("releases");
+        for op in [Operation::Release, Operation::Probe] {
+            let why = operate(&closed, op, t(30)).expect_err("closed");
+            assert!(why.contains("is closed"), "{why}");
+        }
     }
 
     #[test]

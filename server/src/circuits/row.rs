@@ -3,7 +3,7 @@
 //! one that does not parse is corrupt and answers an error, never a default.
 
 use super::set::{CircuitChange, CircuitSet};
-use super::{Circuit, CircuitKey, CircuitState};
+use super::{Circuit, CircuitKey, CircuitState, Operation};
 use crate::clock::from_ms;
 use crate::store::{CircuitRow, CircuitWrite};
 use domain::circuit::CircuitStatus;
@@ -31,6 +31,11 @@ impl Loaded {
         })
     }
 
+    /// The version `key` was read at (`None`: no such circuit).
+    pub fn version(&self, key: &CircuitKey) -> Option<i64> {
+        self.versions.get(key).copied()
+    }
+
     /// The set's changes as writes fenced by the versions read, each with
     /// its event naming `route_id`.
     pub fn writes(&self, route_id: &str) -> Vec<CircuitWrite> {
@@ -47,17 +52,54 @@ impl Loaded {
 
 fn write(change: &CircuitChange, expected: Option<i64>, route_id: &str) -> CircuitWrite {
     let row = to_row(&change.after, expected.map_or(1, |v| v + 1));
-    let payload = serde_json::json!({
-        "scope": row.scope, "resource": row.resource, "state": row.state,
-        "open_until": row.open_until, "probe_holder": row.probe_holder,
-        "probe_until": row.probe_until, "openings": row.openings, "code": row.code,
-        "released": row.released,
-    });
+    let payload = payload(&row);
     CircuitWrite {
         row,
         expected_version: expected,
         event_kind: format!("circuit.{}", change.kind()),
         route_id: route_id.to_string(),
+        event_payload: payload.to_string(),
+    }
+}
+
+/// The circuit after it, as its event carries it.
+fn payload(row: &CircuitRow) -> serde_json::Value {
+    serde_json::json!({
+        "scope": row.scope, "resource": row.resource, "state": row.state,
+        "open_until": row.open_until, "probe_holder": row.probe_holder,
+        "probe_until": row.probe_until, "openings": row.openings, "code": row.code,
+        "released": row.released,
+    })
+}
+
+/// The event kind of an administrator's change: a release closes the
+/// circuit (`circuit.closed`, as a successful probe does, so webhooks
+/// subscribed to closings hear of it); probing now is
+/// `circuit.probe_requested`.
+pub fn operation_event(op: Operation) -> &'static str {
+    match op {
+        Operation::Release => "circuit.closed",
+        Operation::Probe => "circuit.probe_requested",
+    }
+}
+
+/// An administrator's change to a circuit read at `version`, fenced by
+/// it. Its event names no route (`route_id` is empty) but the actor.
+pub fn operator_write(
+    after: &Circuit,
+    version: i64,
+    op: Operation,
+    actor: &domain::audit::Actor,
+) -> CircuitWrite {
+    let row = to_row(after, version + 1);
+    let mut payload = payload(&row);
+    payload["actor"] = serde_json::to_value(actor).expect("actors serialise");
+    payload["operation"] = serde_json::json!(op.to_string());
+    CircuitWrite {
+        row,
+        expected_version: Some(version),
+        event_kind: operation_event(op).to_string(),
+        route_id: String::new(),
         event_payload: payload.to_string(),
     }
 }

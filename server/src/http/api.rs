@@ -103,6 +103,10 @@ fn v1() -> Vec<Entry> {
         doc(EVIDENCE, routes!(concrete::classify)),
         doc(EVIDENCE, routes!(concrete::evaluate)),
         doc(READ, routes!(circuits::list)),
+        // A circuit holds every route on its resource back: only an
+        // administrator overrides it.
+        doc(Rule::Need(Permission::Admin), routes!(circuits::release)),
+        doc(Rule::Need(Permission::Admin), routes!(circuits::probe)),
         // Moves time for every route: only an administrator (tests).
         doc(
             Rule::Need(Permission::Admin),

@@ -28,6 +28,7 @@ use utoipa::OpenApi;
         domain::api::FailureAnswer, domain::api::ClaimAnswer, domain::api::AckRequest,
         domain::evidence::Evidence, domain::classification::Classification,
         domain::circuit::CircuitList, domain::circuit::CircuitView, domain::circuit::CircuitHold,
+        domain::circuit::CircuitRequest,
         domain::circuit::CircuitScope, domain::circuit::CircuitStatus, domain::error::Viewer,
         domain::audit::Actor, domain::audit::ActorKind, domain::audit::AuditAction,
         domain::audit::AuditEntry, domain::audit::ProfileRevision,

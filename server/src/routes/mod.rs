@@ -12,7 +12,8 @@
 //!   [`create`] (opening routes), [`reports`] (failures, effects, success),
 //!   [`actions`] (a person's manual actions), [`lifecycle`] (completing
 //!   and cancelling a route) and [`firing`] (due schedules, and a
-//!   circuit's waiters once its probe came back).
+//!   circuit's waiters once its probe came back), and
+//!   [`circuit_controls`] (an administrator's release or probe now).
 //! - [`concrete`]: classification and decisions for concrete sessions
 //!   (no route; nothing stored but the unknown log's entry).
 //! - [`dispatch`]: claiming dispatches with a lease, acknowledging them,
@@ -28,6 +29,7 @@
 //!   relayed from every server's commits on a shared PostgreSQL database.
 
 pub mod actions;
+pub mod circuit_controls;
 pub mod concrete;
 pub mod create;
 pub mod dispatch;

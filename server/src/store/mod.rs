@@ -347,6 +347,12 @@ pub trait Store: AccessStore + AuditStore + WebhookStore + Send + Sync + 'static
     async fn circuit_events_after(&self, after_id: i64, limit: i64)
         -> Result<Vec<CircuitEventRow>>;
 
+    /// An administrator's change to one circuit (a release, a probe now):
+    /// the circuit fenced by its version (a circuit that moved on answers
+    /// `StaleCircuit` and nothing is written), its event and the audit
+    /// entry, in one transaction.
+    async fn operate_circuit(&self, write: &CircuitWrite, audit: &AuditRow) -> Result<()>;
+
     /// What every process on this database commits, as it commits
     /// (PostgreSQL: `LISTEN`); `None` on SQLite, whose one server wakes its
     /// waiters in-process.

@@ -69,9 +69,12 @@ pub fn circuit_data(e: &CircuitEventRow) -> Result<Option<(WebhookEvent, Value)>
     };
     let circuit: Value = serde_json::from_str(&e.payload)
         .map_err(|err| format!("circuit event {} does not read: {err}", e.id))?;
+    // An administrator's release names no route (its payload names the
+    // actor): `route_id` is null then.
+    let route_id = (!e.route_id.is_empty()).then_some(e.route_id.as_str());
     Ok(Some((
         event,
-        json!({"circuit_event_id": e.id, "route_id": e.route_id, "circuit": circuit}),
+        json!({"circuit_event_id": e.id, "route_id": route_id, "circuit": circuit}),
     )))
 }
 

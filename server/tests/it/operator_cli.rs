@@ -1,4 +1,4 @@
-//! `kandev-recovery routes list|show|act` and `circuits list` against a
+//! `kandev-recovery routes list|show|act` and `circuits list|release|probe` against a
 //! running server with a token (docs/operations.md, “The operator's
 //! command line”).
 
@@ -69,6 +69,56 @@ async fn the_operator_cli_lists_shows_and_acts(engine: Engine) {
     let (code, out, err) = cli(&s, token, &["circuits", "list"]).await;
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("SCOPE"), "{out}");
+
+    // An account's circuit opened by a usage limit: probed, then released.
+    let team = api
+        .post_ok(
+            "/api/v1/profiles",
+            serde_json::json!({"name": "team-a", "candidates": [{
+                "label": "Claude", "agent": "claude-code", "provider_id": "anthropic",
+                "account_ref": "team-a",
+                "policy": {"version": 1, "transient": policy(0, 0, 0, "skip"), "hard": policy(0, 0, 3600, "stop")}
+            }]}),
+        )
+        .await;
+    let held = api.route(team["id"].as_str().unwrap(), "office").await;
+    api.fail(&held, crate::support::usage_limit_in(900)).await;
+    let (code, _, err) = cli(&s, token, &["circuits", "release", "anthropic"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("SCOPE:RESOURCE"), "{err}");
+    let (code, _, err) = cli(
+        &s,
+        token,
+        &["circuits", "probe", "account:anthropic/nobody"],
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("404"), "{err}");
+    let (code, out, err) = cli(
+        &s,
+        token,
+        &["circuits", "probe", "account:anthropic/team-a"],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("account:anthropic/team-a is open"), "{out}");
+    let (code, out, err) = cli(
+        &s,
+        token,
+        &["circuits", "release", "account:anthropic/team-a", "--json"],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let released: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(released["state"], "closed");
+    let (code, _, err) = cli(
+        &s,
+        token,
+        &["circuits", "release", "account:anthropic/team-a"],
+    )
+    .await;
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("409") && err.contains("closed"), "{err}");
 
     // Without a token the server refuses: exit 4 and why.
     let (code, _, err) = cli(&s, None, &["routes", "list"]).await;

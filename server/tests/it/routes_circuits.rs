@@ -341,9 +341,163 @@ async fn circuits_are_visible_over_http(engine: Engine) {
     assert_eq!(body["errors"][0]["field"], "candidates[0].account_ref");
 }
 
+/// An administrator's controls: probe now makes the next waiting route
+/// the one probe; release lets the waiting routes go; both are audited
+/// with the actor and leave a circuit event; anyone else is refused, and
+/// a request that names no circuit is a 4xx that changes nothing.
+async fn an_administrator_releases_or_probes_a_circuit(engine: Engine) {
+    use server::auth::{Access, Permission, Permissions};
+    let s = TestServer::start(engine).await;
+    let api = s.api();
+    let p = api
+        .post_ok(
+            "/api/v1/profiles",
+            json!({"name": "team-a", "candidates": [{
+                "label": "Claude", "agent": "claude-code", "provider_id": "anthropic",
+                "account_ref": "team-a",
+                "policy": {"version": 1, "transient": policy(0, 0, 0, "skip"), "hard": policy(0, 0, 3600, "stop")}
+            }]}),
+        )
+        .await;
+    let pid = p["id"].as_str().unwrap();
+    // The first route opens the account's circuit for 15 minutes; two
+    // more wait for it.
+    let opener = api.route(pid, "kanban").await;
+    api.fail(&opener, usage_limit_in(900)).await;
+    let mut waiters = Vec::new();
+    for caller in ["office", "workflow"] {
+        let r = api.route(pid, caller).await;
+        let held = api.fail(&r, usage_limit_in(900)).await["route"].clone();
+        assert_eq!(held["pending"]["circuit"]["resource"], "anthropic/team-a");
+        waiters.push(held["id"].as_str().unwrap().to_string());
+    }
+    let account = json!({"scope": "account", "resource": "anthropic/team-a"});
+
+    // Only an administrator may override a circuit.
+    let access = Access::new(s.db.store.clone(), Clock::system(), false);
+    let actor = access
+        .create_token(
+            "actor",
+            Permissions::of(&[Permission::RoutesAct, Permission::ProfilesManage]),
+        )
+        .await
+        .unwrap();
+    let actor = crate::support::Api::with_token(s.base.clone(), Some(&actor.secret));
+    for path in ["/api/v1/circuits/release", "/api/v1/circuits/probe"] {
+        let (st, body) = actor.post(path, account.clone()).await;
+        assert_eq!(st, 403, "{path}: {body}");
+    }
+    // Bad requests name the field; an unknown circuit is a 404.
+    let (st, body) = api
+        .post(
+            "/api/v1/circuits/release",
+            json!({"scope": "galaxy", "resource": "x"}),
+        )
+        .await;
+    assert_eq!(
+        (st, body["errors"][0]["field"].as_str()),
+        (422, Some("scope")),
+        "{body}"
+    );
+    let (st, body) = api
+        .post(
+            "/api/v1/circuits/probe",
+            json!({"scope": "account", "resource": " "}),
+        )
+        .await;
+    assert_eq!(
+        (st, body["errors"][0]["field"].as_str()),
+        (422, Some("resource")),
+        "{body}"
+    );
+    let (st, _) = api
+        .post(
+            "/api/v1/circuits/release",
+            json!({"scope": "account", "resource": "anthropic/team-z"}),
+        )
+        .await;
+    assert_eq!(st, 404);
+    let c = &api.get("/api/v1/circuits").await["circuits"][0];
+    assert_eq!(
+        (c["state"].as_str(), c["routes_waiting"].as_i64()),
+        (Some("open"), Some(2))
+    );
+
+    // Probe now: the circuit expires and the next waiting route is its
+    // one probe; the other waits for the probe's outcome.
+    let expired = api.post_ok("/api/v1/circuits/probe", account.clone()).await;
+    assert_eq!(expired["state"], "open");
+    assert_eq!(expired["until"], "2026-11-30T12:00:00Z");
+    api.advance(0.0).await;
+    let mut probes = Vec::new();
+    for id in &waiters {
+        probes.extend(api.claim(id).await);
+    }
+    assert_eq!(probes.len(), 1, "one probe: {probes:?}");
+    let prober = probes[0]["route_id"].as_str().unwrap().to_string();
+    let c = &api.get("/api/v1/circuits").await["circuits"][0];
+    assert_eq!(c["state"], "probing");
+    assert_eq!(c["probe_holder"].as_str(), Some(prober.as_str()));
+    let other = waiters.iter().find(|id| **id != prober).unwrap().clone();
+    let held = api.snapshot(&other).await;
+    assert_eq!(held["state"], "waiting_for_reset");
+    assert_eq!(held["pending"]["circuit"]["awaiting_probe"], true);
+
+    // Release: the circuit closes and its waiting route goes at once.
+    let released = api
+        .post_ok("/api/v1/circuits/release", account.clone())
+        .await;
+    assert_eq!(released["state"], "closed");
+    assert_eq!(released["routes_waiting"], 0);
+    let freed = api.snapshot(&other).await;
+    assert!(freed["pending"].get("circuit").is_none(), "{freed}");
+    api.advance(0.0).await;
+    let went = api.claim(&other).await;
+    assert_eq!(went.len(), 1, "the waiter's dispatch is due: {went:?}");
+    // Nothing left to release.
+    let (st, body) = api.post("/api/v1/circuits/release", account.clone()).await;
+    assert_eq!(
+        (st, body["error"].as_str()),
+        (409, Some("invalid_action")),
+        "{body}"
+    );
+
+    // Audited with the actor, in order; each control left a circuit event.
+    let trail = api
+        .get("/api/v1/audit?subject=account:anthropic/team-a")
+        .await;
+    let trail: Vec<(String, String, String)> = trail
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap().to_string(),
+                e["actor"]["kind"].as_str().unwrap().to_string(),
+                e["actor"]["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let by_admin = |a: &str| (a.to_string(), "token".to_string(), "test admin".to_string());
+    assert_eq!(
+        trail,
+        [by_admin("circuit.probed"), by_admin("circuit.released")]
+    );
+    let events = s.db.store.circuit_events_after(0, 100).await.unwrap();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter(|e| e.route_id.is_empty())
+        .map(|e| e.kind.as_str())
+        .collect();
+    assert_eq!(kinds, ["circuit.probe_requested", "circuit.closed"]);
+    let last: serde_json::Value = serde_json::from_str(&events.last().unwrap().payload).unwrap();
+    assert_eq!(last["actor"]["name"], "test admin");
+}
+
 on_both_engines!(
     flavor = multi_thread;
     two_hundred_routes_share_one_probe,
     skip_policies_take_another_candidate,
-    circuits_are_visible_over_http
+    circuits_are_visible_over_http,
+    an_administrator_releases_or_probes_a_circuit
 );

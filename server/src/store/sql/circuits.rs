@@ -1,6 +1,8 @@
 //! Circuits as read back: every circuit (a hot read), the schedules one
-//! holds back, and circuit events. Circuits are written only by
-//! transitions ([`crate::store::transition`]).
+//! holds back, and circuit events. Circuits are written by transitions
+//! ([`crate::store::transition`]), and by an administrator's release or
+//! probe ([`operate_circuit`](crate::store::Store::operate_circuit)), with
+//! the same fence: the version read.
 
 use super::select;
 
@@ -15,7 +17,7 @@ pub(crate) static CIRCUITS: std::sync::LazyLock<String> =
 /// `impl_store!` implements these [`Store`](crate::store::Store) methods
 /// with, over `$store`.
 macro_rules! circuits_sql {
-    ($store:ty) => {
+    ($store:ty, begin = $begin:expr) => {
         /// Circuits, their waiters and events (`store::sql::circuits`).
         mod circuits {
             use super::*;
@@ -68,6 +70,69 @@ macro_rules! circuits_sql {
                 .bind(limit)
                 .fetch_all(&store.pool)
                 .await?)
+            }
+
+            pub(super) async fn operate_circuit(
+                store: &$store,
+                w: &$crate::store::CircuitWrite,
+                audit: &$crate::store::AuditRow,
+            ) -> $crate::store::Result<()> {
+                store.health()?;
+                let _w = store.writer().await;
+                let r = &w.row;
+                let key = format!("{}:{}", r.scope, r.resource);
+                let Some(expected) = w.expected_version else {
+                    return Err($crate::store::StoreError::StaleCircuit { key });
+                };
+                let mut tx = store.pool.begin_with($begin).await?;
+                let moved = sqlx::query(
+                    "UPDATE circuits SET state = $1, open_until = $2, probe_holder = $3, \
+                     probe_until = $4, owner = $5, openings = $6, code = $7, changed_at = $8, \
+                     version = $9, released = $10 \
+                     WHERE scope = $11 AND resource = $12 AND version = $13",
+                )
+                .bind(&r.state)
+                .bind(r.open_until)
+                .bind(&r.probe_holder)
+                .bind(r.probe_until)
+                .bind(&r.owner)
+                .bind(r.openings)
+                .bind(&r.code)
+                .bind(r.changed_at)
+                .bind(r.version)
+                .bind(r.released)
+                .bind(&r.scope)
+                .bind(&r.resource)
+                .bind(expected)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+                if moved != 1 {
+                    // Dropped: rolled back, nothing written.
+                    return Err($crate::store::StoreError::StaleCircuit { key });
+                }
+                sqlx::query(
+                    "INSERT INTO circuit_events (scope, resource, kind, route_id, payload, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(&r.scope)
+                .bind(&r.resource)
+                .bind(&w.event_kind)
+                .bind(&w.route_id)
+                .bind(&w.event_payload)
+                .bind(r.changed_at)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query($crate::store::audit::INSERT_AUDIT)
+                    .bind(audit.at_ms)
+                    .bind(&audit.actor)
+                    .bind(&audit.action)
+                    .bind(&audit.subject)
+                    .bind(&audit.detail)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(())
             }
         }
     };

@@ -68,7 +68,7 @@ macro_rules! impl_store {
             db_now = $db_now,
             skip_locked = $skip_locked
         );
-        $crate::store::sql::circuits::circuits_sql!($store);
+        $crate::store::sql::circuits::circuits_sql!($store, begin = $begin);
         $crate::store::sql::batch::batch_sql!(
             $store,
             $db,
@@ -369,6 +369,14 @@ macro_rules! impl_store {
                 limit: i64,
             ) -> $crate::store::Result<Vec<$crate::store::CircuitEventRow>> {
                 circuits::circuit_events_after(self, after_id, limit).await
+            }
+
+            async fn operate_circuit(
+                &self,
+                write: &$crate::store::CircuitWrite,
+                audit: &$crate::store::AuditRow,
+            ) -> $crate::store::Result<()> {
+                circuits::operate_circuit(self, write, audit).await
             }
 
             async fn commit_listener(

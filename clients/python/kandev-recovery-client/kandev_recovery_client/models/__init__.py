@@ -24,6 +24,7 @@ from .catalogue_source import CatalogueSource
 from .catalogue_summary import CatalogueSummary
 from .circuit_hold import CircuitHold
 from .circuit_list import CircuitList
+from .circuit_request import CircuitRequest
 from .circuit_scope import CircuitScope
 from .circuit_status import CircuitStatus
 from .circuit_view import CircuitView
@@ -148,6 +149,7 @@ __all__ = (
     "CatalogueSummary",
     "CircuitHold",
     "CircuitList",
+    "CircuitRequest",
     "CircuitScope",
     "CircuitStatus",
     "CircuitView",
