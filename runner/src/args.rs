@@ -9,9 +9,17 @@ pub struct RunArgs {
     #[arg(long, env = "KANDEV_SERVER", default_value = "http://127.0.0.1:3000")]
     pub server: String,
 
-    /// The dynamic profile, by id or name.
-    #[arg(long)]
-    pub profile: String,
+    /// The dynamic profile, by id or name: the route's candidates run in
+    /// its order, and the service decides and times every recovery.
+    #[arg(long, required_unless_present = "agent", conflicts_with = "agent")]
+    pub profile: Option<String>,
+
+    /// Concrete mode: run the agent of the configuration's `[agents.NAME]`
+    /// table alone, with no profile and no route. Each failure is classified
+    /// and decided by the service under the concrete policy the flags below
+    /// set; the runner waits and retries itself, and stops with the reason.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["route", "caller", "reference"])]
+    pub agent: Option<String>,
 
     /// Who is calling: kanban, workflow, utility (the default) or office.
     #[arg(long, value_parser = parse_caller, value_name = "KIND")]
@@ -44,9 +52,51 @@ pub struct RunArgs {
     #[arg(long)]
     pub show_evidence: bool,
 
+    #[command(flatten)]
+    pub concrete: ConcreteFlags,
+
     /// The prompt, after `--`.
     #[arg(last = true, value_name = "PROMPT")]
     pub prompt: Vec<String>,
+}
+
+/// The concrete policy of `run --agent`, in the policy document's words
+/// (docs/concrete.md lists the defaults). Durations read `90s`, `5m`,
+/// `6h`, `1d`, `1h30m`, or plain seconds.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Concrete mode (--agent)")]
+pub struct ConcreteFlags {
+    // (`requires = "agent"` is not enforced across a flatten: the runner
+    // refuses these without --agent itself.)
+    /// Transient errors (overloaded, rate limited, network): retries after
+    /// the failed attempt, 0–10; 0 turns retrying off [default: 3].
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+
+    /// Transient errors: the delay before the first retry, 1s–1h; each
+    /// later delay doubles [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub initial_interval: Option<String>,
+
+    /// Both classes: the longest trusted reset to wait for (a usage limit
+    /// that says when it resets), up to 7d; 0 or `off` never waits
+    /// [default: 6h]. A reset further away stops the run.
+    #[arg(long, value_name = "DURATION")]
+    pub wait_for_reset: Option<String>,
+}
+
+impl ConcreteFlags {
+    /// The flags given, by name (to refuse them without --agent).
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            (self.max_retries.is_some(), "--max-retries"),
+            (self.initial_interval.is_some(), "--initial-interval"),
+            (self.wait_for_reset.is_some(), "--wait-for-reset"),
+        ]
+        .into_iter()
+        .filter_map(|(given, name)| given.then_some(name))
+        .collect()
+    }
 }
 
 fn parse_caller(s: &str) -> Result<domain::route::CallerKind, String> {

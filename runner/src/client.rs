@@ -9,10 +9,13 @@
 //! profile (the demo's) is repeated only when the request surely never
 //! arrived (the connection failed) or was refused unchanged (503).
 
+use chrono::{DateTime, Utc};
 use domain::api::{
     AckRequest, ActionRequest, ClaimAnswer, ClaimRequest, CreateRoute, EffectKind, EffectReport,
     FailureAnswer, InvocationReport,
 };
+use domain::circuit::CircuitList;
+use domain::concrete::{EvaluateAnswer, EvaluateRequest};
 use domain::error::{ApiError, ErrorCode};
 use domain::evidence::Evidence;
 use domain::ids::{Generation, ProfileId, RouteId};
@@ -204,6 +207,27 @@ impl Service {
             None,
         )
         .await
+    }
+
+    /// The decision the service would take for a concrete session's
+    /// failure (`POST /policies/evaluate`): nothing is stored or scheduled.
+    pub async fn evaluate(&self, request: &EvaluateRequest) -> Result<EvaluateAnswer> {
+        self.call(
+            reqwest::Method::POST,
+            "/policies/evaluate",
+            Some(encode(request)?),
+            None,
+        )
+        .await
+    }
+
+    /// The server's clock, which every deadline it answers is on. Read
+    /// from the circuit list, which carries it for the same reason.
+    pub async fn server_time(&self) -> Result<DateTime<Utc>> {
+        let list: CircuitList = self
+            .call(reqwest::Method::GET, "/circuits", None, None)
+            .await?;
+        Ok(list.server_time)
     }
 
     /// Long-polls for this route's next dispatch (up to `wait` seconds).

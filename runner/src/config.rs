@@ -39,6 +39,18 @@ impl Format {
         self.into()
     }
 
+    /// The agent family and provider a format's CLI speaks for, named in
+    /// a concrete session's evidence when its table does not say (`plain`
+    /// and `acp` may be anything).
+    pub fn implied_agent(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Format::ClaudeStreamJson => Some(("claude-code", "anthropic")),
+            Format::CodexJson => Some(("codex", "openai")),
+            Format::GeminiStreamJson => Some(("gemini-cli", "google")),
+            Format::Plain | Format::Acp => None,
+        }
+    }
+
     /// Every format's name, for messages: `plain, claude-stream-json, …`.
     pub fn names() -> String {
         let names: Vec<&str> = <Format as strum::VariantArray>::VARIANTS
@@ -89,6 +101,35 @@ pub struct AgentConfig {
     /// forever for a provider that never answers.
     #[serde(default)]
     pub timeout_seconds: Option<u64>,
+    /// `run --agent` only (a profile's candidate names its own): the agent
+    /// family its evidence names (`claude-code`, `codex`, `gemini-cli`, …)
+    /// and the provider and model it uses, for the classifier's provider
+    /// rules. Default: what the `format` implies, if anything.
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub provider_id: Option<String>,
+    #[serde(default)]
+    pub model_id: Option<String>,
+}
+
+impl AgentConfig {
+    /// The agent family and provider a concrete session's evidence names:
+    /// the table's own, else what its format implies, else none.
+    pub fn identity(&self) -> (String, String) {
+        let implied = self.format.implied_agent();
+        let agent = self
+            .agent
+            .clone()
+            .or_else(|| implied.map(|(a, _)| a.to_string()))
+            .unwrap_or_default();
+        let provider = self
+            .provider_id
+            .clone()
+            .or_else(|| implied.map(|(_, p)| p.to_string()))
+            .unwrap_or_default();
+        (agent, provider)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -349,5 +390,19 @@ mod tests {
         let e = c.runnable("a", "A").expect_err("no such directory");
         assert!(e.to_string().contains("agents.a.cwd"), "{e}");
         assert!(parse("[agents.a]\ncommand = [\"x\", \"{prompt}\"]\nformat = \"plain\"\ntimeout_seconds = 0\n").is_err());
+    }
+
+    #[test]
+    fn a_concrete_agent_names_itself_or_its_format_does() {
+        let c = parse(
+            "[agents.c]\ncommand = [\"claude\", \"-p\", \"{prompt}\"]\nformat = \"claude-stream-json\"\n\
+             [agents.p]\ncommand = [\"x\", \"{prompt}\"]\nformat = \"plain\"\n\
+             [agents.q]\ncommand = [\"x\", \"{prompt}\"]\nformat = \"plain\"\nagent = \"aider\"\nprovider_id = \"openrouter\"\n",
+        )
+        .expect("valid");
+        let id = |name: &str| c.agent(name, name).expect("present").identity();
+        assert_eq!(id("c"), ("claude-code".into(), "anthropic".into()));
+        assert_eq!(id("p"), (String::new(), String::new()));
+        assert_eq!(id("q"), ("aider".into(), "openrouter".into()));
     }
 }

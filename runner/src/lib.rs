@@ -10,6 +10,10 @@
 //! waiting for the backend's dispatch with a live countdown ([`ui`]),
 //! switching to the next candidate's command, or stopping for a person.
 //!
+//! With `--agent NAME` instead of a profile it runs a concrete session
+//! ([`concrete`]): one configured agent, each failure decided by the
+//! service under a concrete policy, the waits kept by the runner.
+//!
 //! Exit codes: 0 the prompt succeeded; 2 bad usage or configuration
 //! (nothing ran); 3 the route stopped for a person; 4 the service could
 //! not be reached or refused a report; 130 interrupted (Ctrl-C, SIGTERM,
@@ -28,6 +32,8 @@ pub mod args;
 pub mod attempt;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "client")]
+pub mod concrete;
 pub mod config;
 pub mod envelope;
 pub mod format;

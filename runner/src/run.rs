@@ -2,11 +2,12 @@
 //! follow the route until the prompt succeeds or stops.
 
 use crate::args::RunArgs;
-use crate::{acp, attempt, client, config, process, session, ui};
+use crate::{acp, attempt, client, concrete, config, process, session, ui};
 use attempt::{End, Progress};
 use client::{Service, ServiceError};
 use config::{Format, RunnerConfig};
 use domain::ids::RouteId;
+use domain::policy::describe;
 use domain::profile::{Candidate, Profile};
 use domain::route::CallerKind;
 use session::{Ending, Launcher, Session};
@@ -105,7 +106,8 @@ async fn run_async(args: RunArgs) -> Exit {
     let prompt = args.prompt.join(" ");
     if prompt.trim().is_empty() {
         return fail(
-            "no prompt: give it after `--`, e.g. kandev-recovery run --profile P -- \"fix the tests\""
+            "no prompt: give it after `--`, e.g. kandev-recovery run --profile P -- \"fix the tests\" \
+             (or --agent NAME for one configured agent)"
                 .into(),
             Exit::Usage,
         );
@@ -122,8 +124,27 @@ async fn run_async(args: RunArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return fail(e.to_string(), Exit::Usage),
     };
+    if let Some(name) = &args.agent {
+        return run_concrete(&args, name, config, service, &prompt, &ui).await;
+    }
+    let given = args.concrete.given();
+    if !given.is_empty() {
+        return fail(
+            format!(
+                "{} set the concrete policy of --agent; a profile's candidates carry their own policies",
+                given.join(", ")
+            ),
+            Exit::Usage,
+        );
+    }
+    let Some(wanted) = args.profile.as_deref() else {
+        return fail(
+            "give a profile (--profile P) or one agent of the configuration (--agent NAME)".into(),
+            Exit::Usage,
+        );
+    };
     let caller = args.caller.unwrap_or(CallerKind::Utility);
-    let profile = match find_profile(&service, &args.profile).await {
+    let profile = match find_profile(&service, wanted).await {
         Ok(p) => p,
         Err(Opened::Usage(m)) => return fail(m, Exit::Usage),
         Err(Opened::Service(e)) => return fail(e.to_string(), Exit::Service),
@@ -167,6 +188,67 @@ async fn run_async(args: RunArgs) -> Exit {
             Exit::Stopped
         }
         Ending::Service(e) => fail(e.to_string(), Exit::Service),
+    }
+}
+
+/// `run --agent NAME`: one configured agent under the concrete policy.
+async fn run_concrete(
+    args: &RunArgs,
+    name: &str,
+    config: RunnerConfig,
+    service: Service,
+    prompt: &str,
+    ui: &Ui,
+) -> Exit {
+    let fail = |message: String, exit: Exit| {
+        eprintln!("kandev-recovery: {message}");
+        exit
+    };
+    let agent = match config.runnable(name, name) {
+        Ok(a) => a,
+        Err(e) => return fail(e.to_string(), Exit::Usage),
+    };
+    let policy = match concrete::policy::concrete_policy(&args.concrete) {
+        Ok(p) => p,
+        Err(e) => return fail(e, Exit::Usage),
+    };
+    let (family, provider_id) = agent.identity();
+    let candidate = Candidate {
+        id: name.to_string(),
+        label: name.to_string(),
+        agent: family,
+        provider_id,
+        model_id: agent.model_id.clone().unwrap_or_default(),
+        profile_ref: name.to_string(),
+        account_ref: None,
+        policy,
+    };
+    ui.status(&format!(
+        "concrete session on {name}, no route: the service decides each failure, this runner keeps the time"
+    ));
+    ui.status(&format!(
+        "transient errors: {}",
+        describe(&policy.transient)
+    ));
+    ui.status(&format!("hard errors: {}", describe(&policy.hard)));
+    let cancel = CancellationToken::new();
+    let active = process::ActiveAgent::default();
+    tokio::task::spawn_local(interrupt_on_signal(cancel.clone(), active.clone()));
+    let launcher = Configured { config, active };
+    let session = concrete::session::ConcreteSession {
+        service: &service,
+        launcher: &launcher,
+        ui,
+        cancel,
+        prompt,
+        candidate,
+        policy,
+    };
+    match session.run().await {
+        concrete::session::Ending::Succeeded => Exit::Succeeded,
+        concrete::session::Ending::Stopped => Exit::Stopped,
+        concrete::session::Ending::Interrupted => Exit::Interrupted,
+        concrete::session::Ending::Service(e) => fail(e.to_string(), Exit::Service),
     }
 }
 

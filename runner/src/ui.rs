@@ -160,6 +160,11 @@ pub struct Wait {
 }
 
 impl Wait {
+    /// Counts down against a fresh reading of the server's clock.
+    pub fn resync(&mut self, clock: ServerClock) {
+        self.clock = clock;
+    }
+
     /// Updates the countdown; call about once a second.
     pub fn tick(&mut self) {
         if self.bar.is_none() && self.last_plain.elapsed() < PLAIN_EVERY {

@@ -35,15 +35,25 @@ pub enum Command {
     },
     /// Run a prompt with a real agent CLI, recovering through the service.
     ///
-    /// The current candidate's command runs, its failures are reported, and
-    /// the runner follows the service's decision (wait and retry, switch to
-    /// the next candidate's command, or stop for a person).
+    /// With --profile: a route for the dynamic profile. The current
+    /// candidate's command runs, its failures are reported, and the runner
+    /// follows the service's decision (wait and retry, switch to the next
+    /// candidate's command, or stop for a person); the service keeps the
+    /// timers.
+    ///
+    /// With --agent NAME: a concrete session on the configuration's
+    /// [agents.NAME] alone, with no profile and no route. The service
+    /// classifies each failure and decides under the concrete policy
+    /// (defaults: transient errors retried 3 times after 5 s, 10 s, 20 s;
+    /// a trusted reset up to 6 h away waited for; otherwise stop); the
+    /// runner waits itself and never repeats a prompt after output or tool
+    /// use.
     ///
     /// Exit codes: 0 succeeded; 2 bad usage or configuration (nothing ran);
-    /// 3 the route stopped for a person; 4 the service could not be reached
-    /// or refused a report; 130 interrupted.
+    /// 3 the route or session stopped (the reason is printed); 4 the service
+    /// could not be reached or refused a report; 130 interrupted.
     #[command(
-        after_help = "Example:\n  kandev-recovery run --profile \"Claude then Codex\" -- \"fix the failing test\"\n\nThe configuration file has one [agents.<profile_ref>] table per candidate; see docs/adapters.md (\"The runner configuration\")."
+        after_help = "Examples:\n  kandev-recovery run --profile \"Claude then Codex\" -- \"fix the failing test\"\n  kandev-recovery run --agent claude --wait-for-reset 6h --max-retries 5 -- \"fix the failing test\"\n\nThe configuration file has one [agents.<name>] table per agent (a profile's candidates name theirs by profile_ref); see docs/adapters.md (\"The runner configuration\") and docs/concrete.md (\"The runner's concrete mode\")."
     )]
     Run(runner::RunArgs),
     /// Serve the app with demo profiles and simulated agents.

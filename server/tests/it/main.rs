@@ -76,6 +76,7 @@ mod routes_races;
 mod routes_safety;
 mod routes_scenarios;
 mod runner_agents;
+mod runner_concrete;
 mod runner_harness;
 mod runner_scripts;
 mod shutdown;
