@@ -97,3 +97,26 @@ test('the circuits page works on a phone', async ({ page, request }) => {
   await expect(circuitCard(page, `Anthropic account ${ref}`)).toBeVisible();
   await expectPhoneFriendly(page);
 });
+
+test('an administrator probes a paused circuit now, then releases it, and the waiting route goes', async ({ page, request }) => {
+  const ref = account();
+  const { second } = await pauseAccount(request, ref);
+  await open(page, '/circuits');
+  const card = circuitCard(page, `Anthropic account ${ref}`);
+  await expect(circuitFact(card, 'Waiting')).toHaveText('1 route');
+  // Probe now: the pause ends and the waiting route goes to be the probe.
+  await card.getByRole('button', { name: 'Probe now' }).click();
+  await expect(circuitFact(card, 'Waiting')).toHaveText('0 routes');
+  // Release: closed, nothing waits for it any more, and no controls are left.
+  await card.getByRole('button', { name: 'Release' }).click();
+  await expect(card.locator('.state-badge')).toHaveText('Working');
+  await expect(circuitFact(card, 'Waiting')).toHaveText('0 routes');
+  await expect(card.getByRole('button', { name: 'Release' })).toHaveCount(0);
+  // Audited with who did it.
+  const trail = await request.get(`/api/v1/audit?subject=${encodeURIComponent(`account:anthropic/${ref}`)}`);
+  expect(trail.status()).toBe(200);
+  const actions = (await trail.json()).map((e: any) => e.action);
+  expect(actions).toEqual(['circuit.probed', 'circuit.released']);
+  const route = await (await request.get(`/api/v1/routes/${second.id}`)).json();
+  expect(route.pending?.circuit).toBeUndefined();
+});

@@ -2,8 +2,8 @@
 //! server runs with `--allow-private-webhooks`): deliveries are signed and
 //! verify, a receiver that fails three times then succeeds gets each event
 //! once and in order, a receiver that hangs does not slow route decisions,
-//! and a private address is refused without the flag. The CLI's commands
-//! against the server.
+//! and a private address is refused without the flag; an `https` receiver
+//! is spoken to over TLS. The CLI's commands against the server.
 
 use crate::support::{overloaded, policy, Api, Engine, TestServer, ADMIN_TOKEN};
 use axum::http::{HeaderMap, StatusCode};
@@ -18,6 +18,7 @@ on_both_engines!(
     private_receivers_and_bad_subscriptions_are_refused,
     subscriptions_are_listed_removed_and_audited,
     the_cli_manages_webhooks_against_a_server,
+    https_receivers_are_spoken_to_over_tls,
 );
 
 const SECRET: &str = "whsec_test_0123456789abcdef";
@@ -442,4 +443,57 @@ async fn the_cli_manages_webhooks_against_a_server(engine: Engine) {
     )
     .await;
     assert!(!ok && err.contains("unknown event"), "{err}");
+}
+
+/// An `https` receiver gets a TLS handshake, not plain HTTP: the first
+/// bytes on the wire are a TLS handshake record. (This receiver has no
+/// certificate and hangs up, so the delivery stays pending with the error
+/// in its log, to be retried.)
+async fn https_receivers_are_spoken_to_over_tls(engine: Engine) {
+    let s = TestServer::start_with_private_webhooks(engine).await;
+    let api = s.api();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let first_bytes: Arc<Mutex<Vec<u8>>> = Arc::default();
+    let heard = first_bytes.clone();
+    tokio::spawn(async move {
+        use tokio::io::AsyncReadExt;
+        let (mut conn, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 5];
+        let _ = conn.read_exact(&mut buf).await;
+        heard.lock().unwrap().extend_from_slice(&buf);
+    });
+    let hook = subscribe(
+        &api,
+        &format!("https://{addr}/hook"),
+        &["route.action_required"],
+    )
+    .await;
+    let p = api
+        .profile(&[("A", policy(0, 0, 0, "stop"), policy(0, 0, 0, "stop"))])
+        .await;
+    let route = api.route(&p, "kanban").await;
+    let stopped = api.fail(&route, overloaded()).await["route"].clone();
+    assert_eq!(stopped["state"], "action_required");
+    until(&api, Duration::from_secs(20), 0.0, || {
+        first_bytes.lock().unwrap().len() == 5
+    })
+    .await;
+    let bytes = first_bytes.lock().unwrap().clone();
+    // 0x16: a handshake record; 0x03: TLS's major version.
+    assert_eq!((bytes[0], bytes[1]), (0x16, 0x03), "{bytes:?}");
+    let log_path = format!(
+        "/api/v1/webhooks/{}/deliveries",
+        hook["id"].as_str().unwrap()
+    );
+    let mut log = api.get(&log_path).await;
+    let since = Instant::now();
+    while log["deliveries"][0]["attempts"].as_i64().unwrap_or(0) < 1 {
+        assert!(since.elapsed() < Duration::from_secs(20), "{log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        log = api.get(&log_path).await;
+    }
+    let d = &log["deliveries"][0];
+    assert_eq!(d["state"], "pending", "{log}");
+    assert!(!d["last_error"].as_str().unwrap_or("").is_empty(), "{log}");
 }
