@@ -11,7 +11,7 @@
 
 use crate::circuit::{CircuitHold, CircuitScope, CircuitStatus, CircuitView};
 use crate::policy::{describe, ClassPolicy, ErrorClass, OnExhausted};
-use crate::profile::Profile;
+use crate::profile::{Prefer, Profile};
 use crate::route::{
     Action, Attempt, CallerKind, DecisionKind, PendingKind, RouteOutcome, RouteSnapshot,
     RouteState, StopReason, UnsafeReason,
@@ -469,6 +469,28 @@ pub fn returned_words(a: &Attempt) -> String {
         ),
         _ => format!("Back to {to} from {from}: first in the profile's order and eligible"),
     }
+}
+
+/// The candidate a route on a fallback returns to: the profile's first,
+/// when the profile prefers the first eligible (`None` for `stay`).
+pub fn returns_to(profile: &Profile) -> Option<&str> {
+    if profile.prefer != Prefer::FirstEligible {
+        return None;
+    }
+    profile.candidates.first().map(|c| c.label.as_str())
+}
+
+/// A live route on a fallback — on a candidate below the first of a
+/// profile that prefers the first eligible ([`returns_to`]): "On fallback
+/// Codex; returns to Claude Code when eligible". `None` otherwise.
+pub fn fallback_words(route: &RouteSnapshot, returns_to: Option<&str>) -> Option<String> {
+    let first = returns_to?;
+    (route.candidate.index > 0 && !route.state.is_terminal()).then(|| {
+        format!(
+            "On fallback {}; returns to {first} when eligible",
+            route.candidate.label
+        )
+    })
 }
 
 /// What a waiting route waits for: "retry 2 of 3 of Claude Code (Sonnet)
@@ -1010,6 +1032,27 @@ mod tests {
             classification_words(&a).as_deref(),
             Some("High confidence · provider scope · rule anthropic.overloaded · during session init · retry after 12 s")
         );
+    }
+
+    #[test]
+    fn a_route_below_the_first_candidate_is_on_a_fallback_when_it_returns() {
+        let mut p = profile(&[("a", "Claude"), ("b", "Codex")]);
+        assert_eq!(returns_to(&p), Some("Claude"));
+        let mut r = route(RouteState::Active);
+        assert_eq!(fallback_words(&r, returns_to(&p)), None, "on the first");
+        r.candidate = CandidateRef {
+            index: 1,
+            id: "b".into(),
+            label: "Codex".into(),
+        };
+        assert_eq!(
+            fallback_words(&r, returns_to(&p)).as_deref(),
+            Some("On fallback Codex; returns to Claude when eligible")
+        );
+        r.state = RouteState::Completed;
+        assert_eq!(fallback_words(&r, returns_to(&p)), None, "ended");
+        p.prefer = Prefer::Stay;
+        assert_eq!(returns_to(&p), None, "stay never returns");
     }
 
     #[test]

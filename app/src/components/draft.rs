@@ -4,7 +4,7 @@
 //! the same code, paths and messages as the server.
 
 use domain::policy::{ClassPolicy, OnExhausted, PolicyClass};
-use domain::profile::{Candidate, Profile};
+use domain::profile::{Candidate, Prefer, Profile};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -374,6 +374,9 @@ impl CandidateDraft {
 pub struct ProfileDraft {
     pub name: RwSignal<String>,
     pub revision: RwSignal<Option<i64>>,
+    /// Where a route goes after a success: what the profile has, always
+    /// sent, so saving never changes it behind the editor's back.
+    pub prefer: RwSignal<Prefer>,
     pub candidates: RwSignal<Vec<CandidateDraft>>,
 }
 
@@ -382,6 +385,7 @@ impl ProfileDraft {
         ProfileDraft {
             name: RwSignal::new(p.name.clone()),
             revision: RwSignal::new(Some(p.revision)),
+            prefer: RwSignal::new(p.prefer),
             candidates: RwSignal::new(
                 p.candidates
                     .iter()
@@ -396,6 +400,7 @@ impl ProfileDraft {
         ProfileDraft {
             name: RwSignal::new(String::new()),
             revision: RwSignal::new(None),
+            prefer: RwSignal::new(Prefer::default()),
             candidates: RwSignal::new(vec![CandidateDraft::blank_with_key(FIRST_BLANK_KEY)]),
         }
     }
@@ -404,6 +409,7 @@ impl ProfileDraft {
     pub fn reset_to(&self, p: &Profile) {
         self.name.set(p.name.clone());
         self.revision.set(Some(p.revision));
+        self.prefer.set(p.prefer);
         self.candidates.set(
             p.candidates
                 .iter()
@@ -419,6 +425,7 @@ impl ProfileDraft {
     pub fn to_json(&self) -> Value {
         let mut fields = vec![
             ("name", Value::String(self.name.get())),
+            ("prefer", Value::from(self.prefer.get().as_str())),
             (
                 "candidates",
                 Value::Array(
@@ -497,6 +504,7 @@ mod tests {
                 json!({
                     "name": "Main",
                     "revision": 4,
+                    "prefer": "stay",
                     "candidates": [{
                         "id": "c_1", "label": "Claude", "agent": "claude-code",
                         "provider_id": "anthropic", "model_id": "sonnet", "profile_ref": "r",
@@ -515,6 +523,7 @@ mod tests {
                 blank.to_json(),
                 json!({
                     "name": "",
+                    "prefer": "first_eligible",
                     "candidates": [{
                         "label": "", "agent": "", "provider_id": "", "model_id": "",
                         "profile_ref": "",

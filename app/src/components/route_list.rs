@@ -8,7 +8,9 @@ use super::live::{use_route_events, LiveIndicator};
 use super::seed::Seed;
 use crate::api;
 use domain::route::RouteSnapshot;
-use domain::words::{caller_words, is_newer, pending_words, safe_cause, state_words};
+use domain::words::{
+    caller_words, fallback_words, is_newer, pending_words, safe_cause, state_words,
+};
 use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -81,6 +83,11 @@ pub fn RouteList(
     /// the bundle does without a hash map of strings.
     #[prop(into)]
     profile_names: Seed<Vec<(String, String)>>,
+    /// For profiles that prefer the first eligible candidate: profile id →
+    /// that candidate's label, so a card says it is on a fallback
+    /// ([`domain::words::returns_to`]).
+    #[prop(into)]
+    returns_to: Seed<Vec<(String, String)>>,
     /// Make the connection indicator a status region.
     announce: bool,
 ) -> impl IntoView {
@@ -117,6 +124,7 @@ pub fn RouteList(
         },
     );
     let names = StoredValue::new(profile_names.into_inner());
+    let returns = StoredValue::new(returns_to.into_inner());
     // Not `<Show>`: its children and fallback are type-erased views, and
     // each brings its own async hydration path into the bundle.
     let any = Memo::new(move |_| routes.with(|r| !r.is_empty()));
@@ -128,7 +136,11 @@ pub fn RouteList(
                 Either::Left(view! {
                 <ul class="route-cards">
                     {move || routes.get().into_iter().map(|route| view! {
-                        <RouteCard profile=names.with_value(|n| profile_name(n, route.profile_id.as_str())) route/>
+                        <RouteCard
+                            profile=names.with_value(|n| profile_name(n, route.profile_id.as_str()))
+                            returns_to=returns.with_value(|n| profile_name(n, route.profile_id.as_str()))
+                            route
+                        />
                     }).collect_view()}
                 </ul>
                 })
@@ -139,7 +151,7 @@ pub fn RouteList(
     }
 }
 
-/// The name of the profile with `id`, if the list has it.
+/// What the pairs say about the profile with `id`, if they name it.
 fn profile_name(names: &[(String, String)], id: &str) -> Option<String> {
     names
         .iter()
@@ -148,7 +160,13 @@ fn profile_name(names: &[(String, String)], id: &str) -> Option<String> {
 }
 
 #[component]
-fn RouteCard(route: RouteSnapshot, profile: Option<String>) -> impl IntoView {
+fn RouteCard(
+    route: RouteSnapshot,
+    profile: Option<String>,
+    returns_to: Option<String>,
+) -> impl IntoView {
+    let fallback = fallback_words(&route, returns_to.as_deref());
+    let on_fallback = fallback.is_some().to_string();
     let href = format!("/routes/{}", route.id);
     let title = match route.caller.reference.trim() {
         "" => caller_words(route.caller.kind).to_string(),
@@ -162,13 +180,14 @@ fn RouteCard(route: RouteSnapshot, profile: Option<String>) -> impl IntoView {
         details.push(p);
     }
     view! {
-        <li class="route-card" data-state=route.state.as_str()>
+        <li class="route-card" data-state=route.state.as_str() data-fallback=on_fallback>
             <a href=href>
                 <span class="route-card-head">
                     <strong class="route-card-title">{title}</strong>
                     <span class="state-badge" data-state=route.state.as_str()>{state_words(route.state)}</span>
                 </span>
                 <span class="muted">{details.join(" · ")}</span>
+                {fallback.map(|f| view! { <span class="route-card-fallback">{f}</span> })}
                 {profile.map(|p| view! { <span class="muted route-card-profile">{format!("Profile: {p}")}</span> })}
                 <span class="route-id">{route.id.to_string()}</span>
             </a>

@@ -18,7 +18,7 @@ use domain::ids::Generation;
 use domain::profile::Profile;
 use domain::route::machine::valid_actions;
 use domain::route::Action;
-use domain::route::{Attempt, RouteSnapshot, RouteState};
+use domain::route::{Attempt, DecisionKind, RouteSnapshot, RouteState};
 use domain::words::*;
 use leptos::either::Either;
 use leptos::prelude::*;
@@ -291,6 +291,14 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
         });
         (label, position)
     };
+    // On a fallback (a lower candidate of a profile that returns to its
+    // first): which one, and where the route goes back to.
+    let fallback_line = move || {
+        live.profile.with(|p| {
+            let first = p.as_ref().and_then(returns_to);
+            snapshot.with(|s| fallback_words(s, first))
+        })
+    };
     let cause_line = move || {
         snapshot.with(|s| {
             let class = s.last_failure.as_ref().map(|f| f.class)?;
@@ -354,6 +362,12 @@ pub fn RoutePanel(#[prop(into)] data: Seed<RoutePageData>, can_act: bool) -> imp
                         {move || candidate_line().1.map(|p| view! { <span class="muted">{format!(" ({p})")}</span> })}
                     </dd>
                 </div>
+                {move || fallback_line().map(|text| view! {
+                    <div class="fact fact-wide">
+                        <dt>"Fallback"</dt>
+                        <dd class="route-fallback">{text}</dd>
+                    </div>
+                })}
                 {move || cause_line().map(|(text, class)| view! {
                     <div class="fact">
                         <dt>"Cause"</dt>
@@ -476,11 +490,21 @@ fn AttemptHistory(attempts: RwSignal<Vec<Attempt>>, clock: RwSignal<Option<f64>>
 fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
     let deadline = attempt.deadline;
     let class = attempt.class;
-    view! {
-        <tr>
-            <td data-label="#" class="num">{attempt.seq}</td>
-            <td data-label="Candidate">{attempt.candidate.label.clone()}</td>
-            <td data-label="Error">
+    // A return to a preferred candidate is no failure: its row says where
+    // the route came back from, and why it could.
+    let returned = attempt.decision == DecisionKind::Returned;
+    let error = if returned {
+        Either::Left(view! {
+            <span class="returned-from">
+                {attempt
+                    .returned
+                    .as_ref()
+                    .map(|r| format!("Returned from {}", r.from.label))
+                    .unwrap_or_else(|| "Returned".to_string())}
+            </span>
+        })
+    } else {
+        Either::Right(view! {
                 <span>
                     <span class="error-cause">{safe_cause(&attempt.code)}</span>
                     " "
@@ -490,6 +514,14 @@ fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
                 </span>
                 {classification_words(&attempt).map(|w| view! { <span class="judged muted">{w}</span> })}
                 {explain_words(&attempt).map(|w| view! { <span class="judged muted explain">{w}</span> })}
+        })
+    };
+    view! {
+        <tr class:returned=returned data-decision=attempt.decision.as_str()>
+            <td data-label="#" class="num">{attempt.seq}</td>
+            <td data-label="Candidate">{attempt.candidate.label.clone()}</td>
+            <td data-label="Error">
+                {error}
             </td>
             <td data-label="Decision">{decision_words(&attempt)}</td>
             <td data-label="Deadline">
@@ -499,7 +531,9 @@ fn AttemptRow(attempt: Attempt, clock: RwSignal<Option<f64>>) -> impl IntoView {
                 }}
             </td>
             <td data-label="Outcome">{outcome_words(&attempt.outcome)}</td>
-            <td data-label="Policy in force" class="policy">{policy_words(&attempt)}</td>
+            <td data-label="Policy in force" class="policy">
+                {if returned { "—".to_string() } else { policy_words(&attempt) }}
+            </td>
         </tr>
     }
 }

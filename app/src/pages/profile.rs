@@ -9,7 +9,8 @@ use crate::components::seed::Seed;
 use crate::PageTitle;
 use domain::error::{ApiError, ErrorCode};
 use domain::policy::{FieldError, FieldErrorCode};
-use domain::profile::{check_profile, Intent, Profile};
+use domain::profile::{check_profile, Intent, Prefer, Profile};
+use domain::words::returns_to;
 use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -45,12 +46,14 @@ pub fn ProfilePage() -> impl IntoView {
             {move || Suspend::new(async move {
                 let profile_id = id();
                 // Only under a profile that exists.
-                let known = profile.await.is_ok();
+                let Ok(p) = profile.await else { return None };
+                let returns: Vec<(String, String)> = returns_to(&p)
+                    .map(|first| vec![(profile_id.clone(), first.to_string())])
+                    .unwrap_or_default();
                 routes
                     .await
                     .ok()
-                    .filter(|_| known)
-                    .map(|list| view! { <ProfileRoutes profile_id initial=list/> })
+                    .map(|list| view! { <ProfileRoutes profile_id initial=list returns/> })
             })}
         </Suspense>
     }
@@ -58,7 +61,11 @@ pub fn ProfilePage() -> impl IntoView {
 
 /// The active routes using this profile, live, each linking to its panel.
 #[component]
-fn ProfileRoutes(profile_id: String, initial: Vec<domain::route::RouteSnapshot>) -> impl IntoView {
+fn ProfileRoutes(
+    profile_id: String,
+    initial: Vec<domain::route::RouteSnapshot>,
+    returns: Vec<(String, String)>,
+) -> impl IntoView {
     let filter = RouteFilter {
         profile_id: Some(profile_id),
         caller_ref: None,
@@ -72,6 +79,7 @@ fn ProfileRoutes(profile_id: String, initial: Vec<domain::route::RouteSnapshot>)
                 initial
                 filter
                 profile_names=Vec::new()
+                returns_to=returns
                 announce=false
                 empty="No active route uses this profile."
             />
@@ -305,6 +313,7 @@ fn ProfileEditor(#[prop(into)] initial: Seed<Option<Profile>>, editable: bool) -
                     <CandidateRow draft candidate errors/>
                 </For>
             </ol>
+            <PreferChoice prefer=draft.prefer/>
             </fieldset>
             {editable.then(|| view! {
                 <button type="button" class="secondary add" on:click=add_candidate>
@@ -319,6 +328,38 @@ fn ProfileEditor(#[prop(into)] initial: Seed<Option<Profile>>, editable: bool) -
                 </div>
             })}
         </form>
+    }
+}
+
+/// Where a route goes after a success once it fell back: the profile's
+/// `prefer`, with the sentence that explains it.
+#[component]
+fn PreferChoice(prefer: RwSignal<Prefer>) -> impl IntoView {
+    let choice = move |value: Prefer, text: &'static str| {
+        view! {
+            <label class="choice">
+                <input
+                    type="radio"
+                    name="prefer"
+                    value=value.as_str()
+                    prop:checked=move || prefer.get() == value
+                    on:change=move |_| prefer.set(value)
+                />
+                <span>{text}</span>
+            </label>
+        }
+    };
+    view! {
+        <fieldset class="outcome prefer" aria-describedby="prefer-hint">
+            <legend>"After a fallback"</legend>
+            {choice(Prefer::FirstEligible, "Return to the first eligible candidate")}
+            {choice(Prefer::Stay, "Stay on the candidate that worked")}
+            <p class="hint" id="prefer-hint">
+                "After a success, a route that fell back goes to the highest candidate in this order \
+                 that is available again at its next prompt, never in the middle of one; “Stay” \
+                 keeps it on the candidate that worked until that one fails."
+            </p>
+        </fieldset>
     }
 }
 

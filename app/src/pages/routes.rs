@@ -6,21 +6,30 @@ use crate::components::route_panel::{RoutePageData, RoutePanel};
 use crate::PageTitle;
 use domain::error::{ApiError, ErrorCode};
 use domain::route::RouteSnapshot;
-use domain::words::route_title;
+use domain::words::{returns_to, route_title};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+/// Profile id → something about it, for the route cards.
+type ByProfile = Vec<(String, String)>;
+
 /// The list page's data: routes (only those whose caller reference is
-/// `caller_ref`, when searching) and the names of their profiles.
+/// `caller_ref`, when searching), the names of their profiles, and the
+/// candidate each profile that prefers the first eligible returns to.
 async fn load_list(
     caller_ref: Option<String>,
-) -> Result<(Vec<RouteSnapshot>, Vec<(String, String)>), ApiError> {
+) -> Result<(Vec<RouteSnapshot>, ByProfile, ByProfile), ApiError> {
     let routes = api::list_routes(None, caller_ref).await?;
-    let names = api::list_profiles()
-        .await
-        .map(|ps| ps.into_iter().map(|p| (p.id.to_string(), p.name)).collect())
-        .unwrap_or_default();
-    Ok((routes, names))
+    let profiles = api::list_profiles().await.unwrap_or_default();
+    let returns = profiles
+        .iter()
+        .filter_map(|p| Some((p.id.to_string(), returns_to(p)?.to_string())))
+        .collect();
+    let names = profiles
+        .into_iter()
+        .map(|p| (p.id.to_string(), p.name))
+        .collect();
+    Ok((routes, names, returns))
 }
 
 #[component]
@@ -53,7 +62,7 @@ pub fn RoutesPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 let searched = caller_ref();
                 match data.await {
-                    Ok((routes, names)) => {
+                    Ok((routes, names, returns)) => {
                         let empty = match &searched {
                             Some(r) => format!("No route has the caller reference “{r}”."),
                             None => "No routes yet. Routes appear here when a caller opens one through the API.".to_string(),
@@ -63,6 +72,7 @@ pub fn RoutesPage() -> impl IntoView {
                             initial=routes
                             filter=RouteFilter { caller_ref: searched, ..RouteFilter::default() }
                             profile_names=names
+                            returns_to=returns
                             announce=true
                             empty
                         />
