@@ -469,6 +469,11 @@ pub struct ServeArgs {
     #[arg(long, env = "KANDEV_RETAIN_DAYS", default_value_t = crate::retention::Retention::DEFAULT_RETAIN_DAYS)]
     pub retain_days: u32,
 
+    /// Audit entries are deleted this many days after they were written,
+    /// in small batches in the background. 0: keep them for ever.
+    #[arg(long, env = "KANDEV_AUDIT_RETAIN_DAYS", default_value_t = crate::retention::Retention::DEFAULT_AUDIT_RETAIN_DAYS)]
+    pub audit_retain_days: u32,
+
     /// Let webhooks deliver to loopback and private addresses (a receiver
     /// on this host or the local network). Off by default: a webhook URL
     /// could otherwise reach services that are not meant to be reachable
@@ -517,6 +522,7 @@ impl Default for ServeArgs {
             dispatch_timeout:
                 crate::routes::service::RouteSettings::DEFAULT_DISPATCH_TIMEOUT_SECONDS,
             retain_days: crate::retention::Retention::DEFAULT_RETAIN_DAYS,
+            audit_retain_days: crate::retention::Retention::DEFAULT_AUDIT_RETAIN_DAYS,
             allow_private_webhooks: false,
             demo_token: None,
         }

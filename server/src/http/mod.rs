@@ -149,7 +149,8 @@ impl Setup {
                 defaults.dispatch_timeout,
             ),
             database_dir: None,
-            retention: crate::retention::Retention::from_days(defaults.retain_days),
+            retention: crate::retention::Retention::from_days(defaults.retain_days)
+                .with_audit_days(defaults.audit_retain_days),
             limits: conn::ConnectionLimits::default(),
             allow_private_webhooks: defaults.allow_private_webhooks,
             catalogue: Catalogues::embedded(),

@@ -186,7 +186,8 @@ pub async fn serve(
             args.dispatch_timeout,
         ),
         database_dir: sqlite_dir(&args.database_url),
-        retention: crate::retention::Retention::from_days(args.retain_days),
+        retention: crate::retention::Retention::from_days(args.retain_days)
+            .with_audit_days(args.audit_retain_days),
         allow_private_webhooks: args.allow_private_webhooks,
         limits: super::conn::ConnectionLimits::from_seconds(
             args.header_timeout_seconds,

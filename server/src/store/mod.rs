@@ -195,6 +195,14 @@ pub trait Store: AccessStore + AuditStore + WebhookStore + Send + Sync + 'static
     /// answers how many routes went.
     async fn prune_ended(&self, before_ms: i64, limit: i64) -> Result<u64>;
 
+    /// Deletes up to `limit` audit entries written before `before_ms`,
+    /// oldest first; answers how many went.
+    async fn prune_audit(&self, before_ms: i64, limit: i64) -> Result<u64>;
+
+    /// Deletes up to `limit` circuit events written before `before_ms`,
+    /// oldest first; answers how many went.
+    async fn prune_circuit_events(&self, before_ms: i64, limit: i64) -> Result<u64>;
+
     /// Up to `limit` entries of the unknown-evidence log (most frequent,
     /// then most recent, first) and how many were ever evicted.
     async fn unknown_evidence(&self, limit: i64) -> Result<(Vec<UnknownRow>, i64)>;

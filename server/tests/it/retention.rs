@@ -1,13 +1,14 @@
 //! Retention: ended routes older than the retention time go, with their
 //! attempts, events and dispatches, in batches, while other routes are
 //! being decided; open routes and recently ended ones stay
-//! (docs/operations.md, “Retention”).
+//! (docs/operations.md, “Retention”); the audit trail and circuit events
+//! go by their own age.
 
 use crate::support::{overloaded, policy, typed, Engine, TestServer};
 use domain::api::EndRequest;
 use domain::ids::Generation;
 use serde_json::Value;
-use server::retention::{prune, Pruned, Retention};
+use server::retention::{prune, prune_logs, LogsPruned, Pruned, Retention};
 
 fn end(route: &Value) -> Value {
     typed(&EndRequest {
@@ -103,4 +104,69 @@ async fn pruning_removes_only_old_ended_routes_in_batches(engine: Engine) {
     assert_eq!(api.snapshot(&recent_id).await["state"], "completed");
 }
 
-on_both_engines!(pruning_removes_only_old_ended_routes_in_batches);
+/// The audit trail and circuit events keep bounds of their own: entries
+/// older than their retention go, oldest first, in batches; newer ones
+/// stay.
+async fn old_audit_entries_and_circuit_events_go_by_age(engine: Engine) {
+    let s = TestServer::start(engine).await;
+    let api = s.api();
+    let store = &s.db.store;
+    // An audit entry (a profile created) and circuit events (an account's
+    // usage limit opens its circuit) today…
+    let team = api
+        .post_ok(
+            "/api/v1/profiles",
+            serde_json::json!({"name": "team-a", "candidates": [{
+                "label": "Claude", "agent": "claude-code", "provider_id": "anthropic",
+                "account_ref": "team-a",
+                "policy": {"version": 1, "transient": policy(0, 0, 0, "skip"), "hard": policy(0, 0, 3600, "stop")}
+            }]}),
+        )
+        .await;
+    let route = api.route(team["id"].as_str().unwrap(), "kanban").await;
+    api.fail(&route, crate::support::usage_limit_in(900)).await;
+    let old_events = store.circuit_events_after(0, 100).await.unwrap().len();
+    assert!(old_events >= 1);
+    let before = store.audit_after(0, None, 100).await.unwrap().len();
+    // …and more entries well over a year later (the test token, minted on
+    // the system clock, is older than a year by then too).
+    s.clock.advance(chrono::Duration::days(400));
+    for _ in 0..3 {
+        api.profile(&[("A", policy(1, 1, 0, "stop"), policy(0, 0, 0, "stop"))])
+            .await;
+    }
+    let settings = Retention {
+        batch: 1,
+        pause: std::time::Duration::ZERO,
+        ..Retention::from_days(30)
+    };
+    let done = prune_logs(store, s.clock.now_ms(), &settings)
+        .await
+        .unwrap();
+    assert_eq!(
+        done,
+        LogsPruned {
+            audit: before as u64,
+            circuit_events: old_events as u64
+        }
+    );
+    let kept = store.audit_after(0, None, 100).await.unwrap();
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert!(kept.iter().all(|e| e.action == "profile.created"));
+    // What is left happened since (the opener's reset wait fired when the
+    // clock moved on, and took the circuit's probe).
+    let cutoff = s.clock.now_ms() - 30 * 86_400_000;
+    let left = store.circuit_events_after(0, 100).await.unwrap();
+    assert!(left.iter().all(|e| e.created_at >= cutoff), "{left:?}");
+    // With both kept for ever, nothing goes.
+    s.clock.advance(chrono::Duration::days(400));
+    let never = Retention::from_days(0).with_audit_days(0);
+    let none = prune_logs(store, s.clock.now_ms(), &never).await.unwrap();
+    assert_eq!(none, LogsPruned::default());
+    assert_eq!(store.audit_after(0, None, 100).await.unwrap().len(), 3);
+}
+
+on_both_engines!(
+    pruning_removes_only_old_ended_routes_in_batches,
+    old_audit_entries_and_circuit_events_go_by_age
+);

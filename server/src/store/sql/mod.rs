@@ -164,6 +164,18 @@ macro_rules! impl_store {
                 retention::prune_ended(self, before_ms, limit).await
             }
 
+            async fn prune_audit(&self, before_ms: i64, limit: i64) -> $crate::store::Result<u64> {
+                retention::prune_log(self, "audit_log", "at", before_ms, limit).await
+            }
+
+            async fn prune_circuit_events(
+                &self,
+                before_ms: i64,
+                limit: i64,
+            ) -> $crate::store::Result<u64> {
+                retention::prune_log(self, "circuit_events", "created_at", before_ms, limit).await
+            }
+
             async fn unknown_evidence(
                 &self,
                 limit: i64,

@@ -2,7 +2,8 @@
 //! older than the retention time are deleted with everything that hangs
 //! off them — attempts, events, schedules, dispatches, their idempotency
 //! key and opener — a small batch per transaction, so a prune never holds
-//! the write lock for long and route decisions go on between batches.
+//! the write lock for long and route decisions go on between batches. The
+//! audit trail and the circuit events are pruned the same way, by age.
 
 /// The tables deleted with a route, by their route column; the route row
 /// itself goes last.
@@ -71,6 +72,34 @@ macro_rules! retention_sql {
                 }
                 tx.commit().await?;
                 Ok(pruned)
+            }
+
+            /// Up to `limit` rows of an append-only log (`audit_log`,
+            /// `circuit_events`, both with an ascending integer `id`)
+            /// whose `time_column` is before `before_ms`, oldest first.
+            /// Only the `limit` lowest ids are looked at: rows are written
+            /// in time order, so the oldest are there, and a pass with
+            /// nothing to prune reads one batch of the primary key, not
+            /// the table.
+            pub(super) async fn prune_log(
+                store: &$store,
+                table: &'static str,
+                time_column: &'static str,
+                before_ms: i64,
+                limit: i64,
+            ) -> $crate::store::Result<u64> {
+                store.health()?;
+                let _writer = store.writer().await;
+                let sql = format!(
+                    "DELETE FROM {table} WHERE {time_column} < $1 AND id IN \
+                     (SELECT id FROM {table} ORDER BY id LIMIT $2)"
+                );
+                Ok(sqlx::query(&sql)
+                    .bind(before_ms)
+                    .bind(limit)
+                    .execute(&store.pool)
+                    .await?
+                    .rows_affected())
             }
         }
     };
