@@ -55,6 +55,12 @@ pub trait Backend: Send + Sync {
     async fn list_people(&self) -> Result<Vec<domain::people::Person>, ApiError>;
     /// The catalogue this server classifies with.
     async fn catalogue_in_force(&self) -> Result<CatalogueInForce, ApiError>;
+    /// The unknown log (`catalogue:read`).
+    async fn unknown_log(&self) -> Result<domain::catalogue::UnknownSnapshot, ApiError>;
+    /// What the catalogue in force makes of the unknown log (`catalogue:read`).
+    async fn reclassify_unknown(
+        &self,
+    ) -> Result<domain::catalogue::UnknownReclassification, ApiError>;
 }
 
 #[cfg(feature = "ssr")]
@@ -163,6 +169,37 @@ pub async fn catalogue_in_force() -> Result<CatalogueInForce, ApiError> {
     {
         browser::get("/api/v1/catalogue/current").await
     }
+}
+
+/// The unknown log. The Catalogue page that shows it is rendered on the
+/// server only (no island reads it), so the browser never asks.
+pub async fn unknown_log() -> Result<domain::catalogue::UnknownSnapshot, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.unknown_log().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        Err(server_only())
+    }
+}
+
+/// What the catalogue in force makes of the unknown log (server-rendered
+/// like [`unknown_log`]).
+pub async fn reclassify_unknown() -> Result<domain::catalogue::UnknownReclassification, ApiError> {
+    #[cfg(feature = "ssr")]
+    {
+        backend()?.reclassify_unknown().await
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        Err(server_only())
+    }
+}
+
+#[cfg(not(feature = "ssr"))]
+fn server_only() -> ApiError {
+    ApiError::new(ErrorCode::Internal, "rendered by the server only")
 }
 
 /// Everyone who signs in (administrators only).

@@ -20,7 +20,9 @@
 //!   prefilter, text hits, structured conditions and word-at-a-time scans.
 //! - [`timing`]: retry-after, reset headers, RetryInfo, prose durations,
 //!   epochs and zoned clock times, validated against `occurred_at`.
-//! - [`sanitize`]: redaction and the bounded `safe_excerpt`.
+//! - [`sanitize`]: redaction and the bounded `safe_excerpt`;
+//!   [`skeleton`]: an envelope's sanitised shape, kept in the unknown log,
+//!   and the fixtures and reclassification grown from it.
 //! - [`classifier`]: [`classify`], the pure function tying them together;
 //!   `explain`: its trace, built only when asked for ([`classify_with`]).
 //! - [`fixtures`]: the fixture format and runner; [`rounds`]: recorded
@@ -42,6 +44,7 @@ pub mod provenance;
 pub mod rounds;
 pub mod sanitize;
 pub mod score;
+pub mod skeleton;
 pub mod timing;
 
 pub use catalogue::{

@@ -361,6 +361,30 @@ pub enum CatalogueCommand {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// Write a fixture skeleton, ready to label, from an entry of a
+    /// server's unknown log (its sanitised skeleton; the expected code and
+    /// rule say LABEL-ME until a person fills them in).
+    FixtureFromUnknown {
+        #[command(flatten)]
+        remote: crate::operator::Remote,
+        /// The entry's id (`catalogue reclassify-unknown --json`, the
+        /// Catalogue page or `GET /api/v1/catalogue/unknown`).
+        id: String,
+        /// Write the fixture file here instead of to stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+    },
+    /// How many of a server's logged unknowns a catalogue would now
+    /// classify, and as what: the server's catalogue in force, or a
+    /// candidate directory with --catalogue (classified here, from the
+    /// entries' skeletons).
+    ReclassifyUnknown {
+        #[command(flatten)]
+        remote: crate::operator::Remote,
+        /// A candidate catalogue directory to try instead of the server's.
+        #[arg(long, value_name = "DIR")]
+        catalogue: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Args)]

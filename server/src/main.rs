@@ -28,6 +28,11 @@ fn main() -> ExitCode {
                     verbose,
                 },
         } => classify::cli::run_catalogue_score(&files, gate, verbose),
+        Command::Catalogue {
+            command:
+                command @ (CatalogueCommand::FixtureFromUnknown { .. }
+                | CatalogueCommand::ReclassifyUnknown { .. }),
+        } => server::operator::run_catalogue(command),
         Command::Run(args) => runner::run(args),
         Command::Routes { command } => server::operator::run_routes(command),
         Command::Circuits { command } => server::operator::run_circuits(command),

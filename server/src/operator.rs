@@ -1,7 +1,8 @@
 //! The operator's command line against a running server, with a token:
-//! `kandev-recovery routes list|show|act` and `circuits
-//! list|release|probe`. A thin client of the HTTP API (the same requests
-//! the web app sends), printing
+//! `kandev-recovery routes list|show|act`, `circuits
+//! list|release|probe` and `catalogue
+//! fixture-from-unknown|reclassify-unknown`. A thin client of the HTTP
+//! API (the same requests the web app sends), printing
 //! a table or, with `--json`, the API's own answer.
 //!
 //! Exit codes: 0 done; 2 bad usage; 4 the server could not be reached or
@@ -186,6 +187,11 @@ pub fn run_routes(command: RoutesCommand) -> ExitCode {
 /// `kandev-recovery circuits …`.
 pub fn run_circuits(command: CircuitsCommand) -> ExitCode {
     finish(block_on(circuits(command)))
+}
+
+/// `kandev-recovery catalogue fixture-from-unknown|reclassify-unknown`.
+pub fn run_catalogue(command: crate::config::CatalogueCommand) -> ExitCode {
+    finish(block_on(catalogue(command)))
 }
 
 fn block_on(work: impl std::future::Future<Output = Outcome>) -> Outcome {
@@ -389,6 +395,106 @@ async fn circuit_list(remote: Remote) -> Outcome {
         &["SCOPE", "RESOURCE", "STATE", "UNTIL", "WAITING", "CODE"],
         &rows,
     ))
+}
+
+async fn catalogue(command: crate::config::CatalogueCommand) -> Outcome {
+    use crate::config::CatalogueCommand;
+    use domain::catalogue::{UnknownDetail, UnknownReclassification};
+    match command {
+        CatalogueCommand::FixtureFromUnknown { remote, id, out } => {
+            let client = Client::new(&remote);
+            let (detail, _): (UnknownDetail, _) = client
+                .get(&format!("/catalogue/unknown/{}", encode(&id)))
+                .await?;
+            let skeleton = detail.skeleton.ok_or_else(|| {
+                Failure(
+                    4,
+                    format!(
+                        "entry {id} was logged before skeletons were kept; wait for its next sighting"
+                    ),
+                )
+            })?;
+            let fixture = classify::skeleton::fixture(&detail.entry, &skeleton);
+            let text = serde_json::to_string_pretty(&fixture).expect("JSON serialises") + "\n";
+            match out {
+                None => Ok(text),
+                Some(path) => {
+                    std::fs::write(&path, text)
+                        .map_err(|e| Failure(4, format!("cannot write {}: {e}", path.display())))?;
+                    Ok(format!(
+                        "wrote {} (label expect.code and expect.rule, then run `kandev-recovery catalogue check DIR`)\n",
+                        path.display()
+                    ))
+                }
+            }
+        }
+        CatalogueCommand::ReclassifyUnknown { remote, catalogue } => {
+            let client = Client::new(&remote);
+            let (report, text) = match catalogue {
+                // The server's catalogue in force, on the server.
+                None => {
+                    client
+                        .get::<UnknownReclassification>("/catalogue/unknown/reclassify")
+                        .await?
+                }
+                // A candidate directory, here, on the entries' skeletons.
+                Some(dir) => {
+                    let candidate = classify::CatalogueFiles::read(&dir)
+                        .and_then(|f| f.compile())
+                        .map_err(|e| usage(format!("{}: {e}", dir.display())))?;
+                    let (log, _): (domain::catalogue::UnknownSnapshot, _) =
+                        client.get("/catalogue/unknown").await?;
+                    let mut entries = Vec::with_capacity(log.entries.len());
+                    for e in log.entries {
+                        let (detail, _): (UnknownDetail, _) = client
+                            .get(&format!("/catalogue/unknown/{}", encode(&e.id)))
+                            .await?;
+                        entries.push((detail.entry, detail.skeleton));
+                    }
+                    let report = classify::skeleton::reclassify(&candidate, &entries);
+                    let text = serde_json::to_string(&report).expect("JSON serialises");
+                    (report, text)
+                }
+            };
+            if remote.json {
+                return Ok(json_line(text));
+            }
+            Ok(reclassification_table(&report))
+        }
+        CatalogueCommand::Check { .. } | CatalogueCommand::Score { .. } => {
+            Err(usage("not a server command"))
+        }
+    }
+}
+
+fn reclassification_table(r: &domain::catalogue::UnknownReclassification) -> String {
+    let mut out = format!(
+        "catalogue {}: {} of {} logged unknowns now classified ({} sightings); {} still unknown ({} without a skeleton)\n",
+        r.catalogue_version,
+        r.classified,
+        r.entries,
+        r.classified_sightings,
+        r.still_unknown,
+        r.entries - r.with_skeleton,
+    );
+    if r.by_code.is_empty() {
+        return out;
+    }
+    out.push('\n');
+    let rows = r
+        .by_code
+        .iter()
+        .map(|c| {
+            vec![
+                c.code.clone(),
+                c.class.clone(),
+                c.entries.to_string(),
+                c.sightings.to_string(),
+            ]
+        })
+        .collect::<Vec<_>>();
+    out.push_str(&table(&["CODE", "CLASS", "ENTRIES", "SIGHTINGS"], &rows));
+    out
 }
 
 fn json_line(mut text: String) -> String {

@@ -3,7 +3,11 @@
 //!
 //! It lives in the database, not in the process: it survives restarts and
 //! every instance on one database answers with the same log. Only the
-//! classifier's sanitised excerpt is stored (never raw evidence). Entries
+//! classifier's sanitised excerpt is stored (never raw evidence), with the
+//! sanitised skeleton of the latest sighting's envelope
+//! (`classify::skeleton`: item kinds, statuses, header names, exits,
+//! agent, provider, model, phase, a bounded excerpt per item) and links to
+//! the latest route attempts it was seen in. Entries
 //! are de-duplicated by their excerpt with digits folded (`exit code 1` and
 //! `exit code 2` are one entry), counted, and bounded: past the capacity,
 //! the entries seen longest ago are dropped and counted in `evicted`.
@@ -14,35 +18,21 @@
 //! bound by one each until the next new entry trims it.
 
 use crate::clock::from_ms;
-use crate::store::{DynStore, Result, UnknownRow};
-use chrono::{DateTime, Utc};
-use classify::Classification;
+use crate::store::{DynStore, Result, UnknownRow, UnknownSightingRow};
+use classify::{Catalogue, Classification, Evidence};
+use domain::catalogue::{EvidenceSkeleton, UnknownAttempt, UnknownDetail};
+pub use domain::catalogue::{UnknownEntry, UnknownSnapshot};
 use domain::policy::ErrorClass;
-use serde::Serialize;
+use std::collections::HashMap;
 
 /// Default number of distinct excerpts kept.
 pub const DEFAULT_UNKNOWN_CAPACITY: usize = 256;
 
-/// One distinct unrecognised excerpt.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct UnknownEntry {
-    pub safe_excerpt: String,
-    pub count: u64,
-    pub first_seen: DateTime<Utc>,
-    pub last_seen: DateTime<Utc>,
-    /// `fallback.unmatched`, `fallback.conflict` or an explicit near-miss rule.
-    pub classifier_rule: String,
-    pub provider_id: Option<String>,
-    pub model_id: Option<String>,
-    pub catalogue_version: String,
-}
-
-/// A copy of the log, most frequent first.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct UnknownSnapshot {
-    pub capacity: usize,
-    pub evicted: u64,
-    pub entries: Vec<UnknownEntry>,
+/// Where a sighting came from: the route attempt its failure report made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptRef<'a> {
+    pub route_id: &'a str,
+    pub seq: i64,
 }
 
 /// The log over the shared store; cheap to clone.
@@ -62,22 +52,117 @@ impl UnknownLog {
 
     /// Records `c` if it is unclassified; answers whether it was recorded.
     pub async fn record(&self, c: &Classification) -> Result<bool> {
-        let Some(row) = row_of(c) else {
+        self.record_sighting(c, None, None).await
+    }
+
+    /// [`UnknownLog::record`], keeping the sanitised skeleton of
+    /// `evidence` (never the evidence) and the route attempt it came from.
+    pub async fn record_sighting(
+        &self,
+        c: &Classification,
+        evidence: Option<&Evidence>,
+        attempt: Option<AttemptRef<'_>>,
+    ) -> Result<bool> {
+        let Some(mut row) = row_of(c) else {
             return Ok(false);
         };
+        if let Some(ev) = evidence {
+            let s = classify::skeleton::skeleton(ev);
+            row.agent = s.agent.clone();
+            row.skeleton = serde_json::to_string(&s).ok();
+        }
         self.store
-            .record_unknown(&row, i64::try_from(self.capacity).unwrap_or(i64::MAX))
+            .record_unknown(
+                &row,
+                i64::try_from(self.capacity).unwrap_or(i64::MAX),
+                attempt.map(|a| (a.route_id, a.seq)),
+            )
             .await?;
         Ok(true)
     }
 
     /// The entries, most frequent first, then most recent, then by excerpt.
     pub async fn snapshot(&self) -> Result<UnknownSnapshot> {
+        let (snapshot, _) = self.read().await?;
+        Ok(snapshot)
+    }
+
+    /// One entry, by its id, with its skeleton; `None` when the log has
+    /// no such entry (never was, or evicted).
+    pub async fn detail(&self, id: &str) -> Result<Option<UnknownDetail>> {
+        let (snapshot, mut skeletons) = self.read().await?;
+        Ok(snapshot
+            .entries
+            .into_iter()
+            .find(|e| e.id == id)
+            .map(|entry| UnknownDetail {
+                skeleton: skeletons.remove(&entry.id),
+                entry,
+            }))
+    }
+
+    /// Every entry with its skeleton (if it has one), as the log orders them.
+    pub async fn with_skeletons(&self) -> Result<Vec<(UnknownEntry, Option<EvidenceSkeleton>)>> {
+        let (snapshot, mut skeletons) = self.read().await?;
+        Ok(snapshot
+            .entries
+            .into_iter()
+            .map(|e| {
+                let s = skeletons.remove(&e.id);
+                (e, s)
+            })
+            .collect())
+    }
+
+    /// What `catalogue` makes of every logged entry.
+    pub async fn reclassify(
+        &self,
+        catalogue: &Catalogue,
+    ) -> Result<domain::catalogue::UnknownReclassification> {
+        Ok(classify::skeleton::reclassify(
+            catalogue,
+            &self.with_skeletons().await?,
+        ))
+    }
+
+    /// The log (bounded by its capacity) with each entry's attempts, and
+    /// the skeletons by entry id.
+    async fn read(&self) -> Result<(UnknownSnapshot, HashMap<String, EvidenceSkeleton>)> {
         let (rows, evicted) = self
             .store
             .unknown_evidence(i64::try_from(self.capacity).unwrap_or(i64::MAX))
             .await?;
-        let mut entries: Vec<UnknownEntry> = rows.into_iter().map(entry_of).collect();
+        let mut attempts: HashMap<String, Vec<UnknownAttempt>> = HashMap::new();
+        for s in self.store.unknown_sightings().await? {
+            let UnknownSightingRow {
+                key,
+                route_id,
+                attempt_seq,
+                seen_at,
+            } = s;
+            attempts.entry(key).or_default().push(UnknownAttempt {
+                route_id,
+                attempt_seq,
+                seen_at: from_ms(seen_at),
+            });
+        }
+        let mut skeletons = HashMap::new();
+        let mut entries: Vec<UnknownEntry> = rows
+            .into_iter()
+            .map(|r| {
+                let seen = attempts.remove(&r.key).unwrap_or_default();
+                // A skeleton this version cannot read is left out, not fatal.
+                let skeleton = r
+                    .skeleton
+                    .as_deref()
+                    .and_then(|s| serde_json::from_str::<EvidenceSkeleton>(s).ok());
+                let e = entry_of(r, seen);
+                if let Some(s) = skeleton {
+                    skeletons.insert(e.id.clone(), s);
+                }
+                e
+            })
+            .collect();
         // Sorted here, not only in SQL: PostgreSQL collates text by locale,
         // SQLite by bytes, and both engines must answer alike.
         entries.sort_by(|a, b| {
@@ -86,11 +171,14 @@ impl UnknownLog {
                 .then(b.last_seen.cmp(&a.last_seen))
                 .then(a.safe_excerpt.cmp(&b.safe_excerpt))
         });
-        Ok(UnknownSnapshot {
-            capacity: self.capacity,
-            evicted: u64::try_from(evicted).unwrap_or(0),
-            entries,
-        })
+        Ok((
+            UnknownSnapshot {
+                capacity: self.capacity,
+                evicted: u64::try_from(evicted).unwrap_or(0),
+                entries,
+            },
+            skeletons,
+        ))
     }
 }
 
@@ -110,20 +198,38 @@ fn row_of(c: &Classification) -> Option<UnknownRow> {
         provider_id: c.provider_id.clone(),
         model_id: c.model_id.clone(),
         catalogue_version: c.catalogue_version.clone(),
+        agent: None,
+        skeleton: None,
     })
 }
 
-fn entry_of(r: UnknownRow) -> UnknownEntry {
+fn entry_of(r: UnknownRow, attempts: Vec<UnknownAttempt>) -> UnknownEntry {
     UnknownEntry {
+        id: signature(&r.key),
         safe_excerpt: r.safe_excerpt,
         count: u64::try_from(r.count).unwrap_or(0),
         first_seen: from_ms(r.first_seen),
         last_seen: from_ms(r.last_seen),
         classifier_rule: r.classifier_rule,
+        agent: r.agent,
         provider_id: r.provider_id,
         model_id: r.model_id,
         catalogue_version: r.catalogue_version,
+        attempts,
     }
+}
+
+/// An entry's id: its folded excerpt hashed (64-bit FNV-1a, 16 hex
+/// digits). Stable across processes, engines and versions, short enough
+/// to type; the log holds a few hundred entries, so a collision is
+/// practically impossible (and would only make two entries share a link).
+pub fn signature(key: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 fn fold_digits(s: &str) -> String {
@@ -149,7 +255,15 @@ mod tests {
     use classify::{classify_line, Catalogue};
 
     fn classify(line: &str) -> Classification {
-        classify_line(Catalogue::builtin(), line, Utc::now()).unwrap()
+        classify_line(Catalogue::builtin(), line, chrono::Utc::now()).unwrap()
+    }
+
+    #[test]
+    fn signatures_are_stable_and_short() {
+        assert_eq!(signature(""), "cbf29ce484222325");
+        assert_eq!(signature("exit code #"), signature("exit code #"));
+        assert_ne!(signature("exit code #"), signature("exit code"));
+        assert_eq!(signature("anything at all").len(), 16);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! One module per page.
 
+pub mod catalogue;
 pub mod circuits;
 pub mod people;
 pub mod profile;

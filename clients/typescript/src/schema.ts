@@ -98,9 +98,52 @@ export interface paths {
         /**
          * Evidence the catalogue did not recognise: sanitised excerpts,
          *     de-duplicated and counted, most frequent first (bounded; the oldest are
-         *     evicted).
+         *     evicted), each with its id (signature), first and last sighting, agent,
+         *     and the latest route attempts it was seen in.
          */
         get: operations["list_unknown_evidence"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogue/unknown/reclassify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the catalogue in force makes of the logged unknowns: each entry's
+         *     skeleton classified again — how many it now classifies, and as what.
+         *     After a reload, this is what the new version would have done with them.
+         */
+        get: operations["reclassify_unknown_evidence"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogue/unknown/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One unknown-log entry with the sanitised skeleton of its latest
+         *     sighting: item kinds, HTTP statuses and header names, ACP codes, exits,
+         *     agent, provider, model, phase and a bounded sanitised excerpt per item.
+         */
+        get: operations["get_unknown_evidence"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1454,6 +1497,22 @@ export interface components {
             resumable?: null | components["schemas"]["Resumable"];
             route_id?: string | null;
         };
+        /**
+         * @description What an unrecognised failure looked like, without anything secret: the
+         *     shape of its evidence envelope, kept with each unknown-log entry so a
+         *     fixture can be written from it (`catalogue fixture-from-unknown`) and a
+         *     newer catalogue tried on it (`catalogue reclassify-unknown`). Every text
+         *     is the classifier's sanitiser's bounded excerpt; header values are
+         *     dropped, only their names kept.
+         */
+        EvidenceSkeleton: {
+            agent?: string | null;
+            /** @description The envelope's items, in order. */
+            items: components["schemas"]["SkeletonItem"][];
+            model_id?: string | null;
+            phase?: null | components["schemas"]["Phase"];
+            provider_id?: string | null;
+        };
         /** @description Everything the classifier weighed. */
         Explain: {
             /** @description The deciding rule's id; `null` on a conflict or no match. */
@@ -1726,6 +1785,22 @@ export interface components {
             /** Format: int64 */
             revision?: number | null;
         };
+        /** @description One code in an [`UnknownReclassification`]. */
+        ReclassifiedCode: {
+            /** @description The code's class (`transient`, `usage_limit`, …). */
+            class: string;
+            code: string;
+            /** Format: int64 */
+            entries: number;
+            /** Format: int64 */
+            sightings: number;
+        };
+        /** @description One entry an [`UnknownReclassification`] would now classify. */
+        ReclassifiedEntry: {
+            classifier_rule: string;
+            code: string;
+            id: string;
+        };
         /** @description A provider-supported resumable-retry guarantee (the effect-safety gate reads it). */
         Resumable: {
             /** Format: int64 */
@@ -1875,6 +1950,41 @@ export interface components {
             /** @description The one-time code of a sign-in link. */
             code: string;
         };
+        /** @description One item of an [`EvidenceSkeleton`]. */
+        SkeletonItem: {
+            /**
+             * Format: int64
+             * @description `acp_error`: the JSON-RPC error code.
+             */
+            code?: number | null;
+            /**
+             * @description The item's text (body and error, message and data, lines, stop
+             *     reason) as a bounded sanitised excerpt of its end; empty when it
+             *     had none.
+             */
+            excerpt?: string;
+            /**
+             * Format: int64
+             * @description `process_exit`: the exit code.
+             */
+            exit_code?: number | null;
+            /** @description `http`: the response's header names (values are never kept). */
+            header_names?: string[];
+            /**
+             * @description The item's kind as the envelope names it (`http`, `stderr`,
+             *     `process_exit`, …).
+             */
+            kind: string;
+            /** @description `process_exit`: the signal (`SIGKILL`). */
+            signal?: string | null;
+            /**
+             * Format: int32
+             * @description `http`: the response status (absent: no response).
+             */
+            status?: number | null;
+            /** @description `acp_update`: the update's name (`agent_message_chunk`, …). */
+            update?: string | null;
+        };
         TierSpec: {
             description: string;
             name: string;
@@ -1884,8 +1994,36 @@ export interface components {
          * @enum {string}
          */
         TimingSource: "retry_after_ms" | "retry_after" | "reset_headers" | "unified_reset" | "retry_info" | "body_fields" | "phrase" | "epoch" | "clock";
-        /** @description One distinct unrecognised excerpt. */
+        /** @description A route attempt an unknown-log entry was seen in. */
+        UnknownAttempt: {
+            /**
+             * Format: int64
+             * @description The attempt's `seq` in the route's history.
+             */
+            attempt_seq: number;
+            route_id: string;
+            /** Format: date-time */
+            seen_at: string;
+        };
+        /** @description One unknown-log entry with the skeleton of its latest sighting. */
+        UnknownDetail: {
+            entry: components["schemas"]["UnknownEntry"];
+            skeleton?: null | components["schemas"]["EvidenceSkeleton"];
+        };
+        /**
+         * @description One distinct unrecognised failure: every sighting whose sanitised
+         *     excerpt is the same once digit runs are folded (`exit code 1` and
+         *     `exit code 2` are one entry).
+         */
         UnknownEntry: {
+            /** @description The agent of the latest sighting, when the envelope named one. */
+            agent?: string | null;
+            /**
+             * @description The route attempts it was seen in, newest first (the latest few;
+             *     sightings outside a route, `POST /classify`, have none; attempts
+             *     of routes retention pruned are left out).
+             */
+            attempts?: components["schemas"]["UnknownAttempt"][];
             catalogue_version: string;
             /** @description `fallback.unmatched`, `fallback.conflict` or an explicit near-miss rule. */
             classifier_rule: string;
@@ -1893,13 +2031,55 @@ export interface components {
             count: number;
             /** Format: date-time */
             first_seen: string;
+            /**
+             * @description The entry's signature: a stable short hash of its folded excerpt,
+             *     the id `GET /catalogue/unknown/{id}` and `catalogue
+             *     fixture-from-unknown` take.
+             */
+            id: string;
             /** Format: date-time */
             last_seen: string;
             model_id?: string | null;
             provider_id?: string | null;
             safe_excerpt: string;
         };
-        /** @description A copy of the log, most frequent first. */
+        /**
+         * @description What a catalogue makes of the logged unknowns
+         *     (`GET /catalogue/unknown/reclassify`, `catalogue reclassify-unknown`):
+         *     each entry's skeleton classified again.
+         */
+        UnknownReclassification: {
+            /** @description The codes they would now get, most entries first. */
+            by_code: components["schemas"]["ReclassifiedCode"][];
+            /** @description The catalogue that classified them. */
+            catalogue_version: string;
+            /** @description Each entry that would now be classified: its id and its new code. */
+            changed: components["schemas"]["ReclassifiedEntry"][];
+            /**
+             * Format: int64
+             * @description Entries the catalogue now classifies (a code other than
+             *     `unclassified`), and how many sightings they stand for.
+             */
+            classified: number;
+            /** Format: int64 */
+            classified_sightings: number;
+            /**
+             * Format: int64
+             * @description Entries in the log.
+             */
+            entries: number;
+            /**
+             * Format: int64
+             * @description Entries still unknown.
+             */
+            still_unknown: number;
+            /**
+             * Format: int64
+             * @description Entries with a skeleton to classify (older ones have none).
+             */
+            with_skeleton: number;
+        };
+        /** @description The unknown log, most frequent first. */
         UnknownSnapshot: {
             capacity: number;
             entries: components["schemas"]["UnknownEntry"][];
@@ -2278,6 +2458,120 @@ export interface operations {
             };
             /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    reclassify_unknown_evidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logged unknowns as the catalogue in force classifies them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnknownReclassification"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The database cannot be read or written; nothing changed. Send the same request again later. */
+            503: {
+                headers: {
+                    /** @description Seconds after which to try again */
+                    "retry-after"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    get_unknown_evidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The entry's id (its signature, from the list) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entry and its skeleton */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnknownDetail"];
+                };
+            };
+            /** @description No valid credential: no token or session, or one that is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Bearer` */
+                    "www-authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The credential lacks the permission, or a browser write lacks its CSRF token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The log has no such entry (never logged, or evicted) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -125,6 +125,15 @@ fn v1() -> Vec<Entry> {
             Rule::Need(Permission::CatalogueRead),
             routes!(catalogue::unknown),
         ),
+        // Declared before the entry by id: `reclassify` is not an id.
+        doc(
+            Rule::Need(Permission::CatalogueRead),
+            routes!(catalogue::reclassify),
+        ),
+        doc(
+            Rule::Need(Permission::CatalogueRead),
+            routes!(catalogue::unknown_entry),
+        ),
         // People: administrators only.
         doc(Rule::Need(Permission::Admin), routes!(people::list)),
         doc(Rule::Need(Permission::Admin), routes!(people::disable)),

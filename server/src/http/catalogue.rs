@@ -5,10 +5,12 @@
 use super::{AppState, HttpError, HttpResult};
 use crate::catalogue::ReloadError;
 use crate::unknown::UnknownSnapshot;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::Json;
 use classify::CatalogueSummary;
-use domain::catalogue::{CatalogueInForce, CatalogueReload};
+use domain::catalogue::{
+    CatalogueInForce, CatalogueReload, UnknownDetail, UnknownReclassification,
+};
 use domain::error::ErrorCode;
 use domain::policy::{FieldError, FieldErrorCode};
 
@@ -67,9 +69,38 @@ fn problem_field(problem: &str) -> FieldError {
 
 /// Evidence the catalogue did not recognise: sanitised excerpts,
 /// de-duplicated and counted, most frequent first (bounded; the oldest are
-/// evicted).
+/// evicted), each with its id (signature), first and last sighting, agent,
+/// and the latest route attempts it was seen in.
 #[utoipa::path(get, path = "/catalogue/unknown", tag = "catalogue", operation_id = "list_unknown_evidence",
     responses((status = 200, description = "Unrecognised evidence, most frequent first", body = UnknownSnapshot)))]
 pub async fn unknown(State(s): State<AppState>) -> HttpResult<Json<UnknownSnapshot>> {
     Ok(Json(s.unknown.snapshot().await?))
+}
+
+/// One unknown-log entry with the sanitised skeleton of its latest
+/// sighting: item kinds, HTTP statuses and header names, ACP codes, exits,
+/// agent, provider, model, phase and a bounded sanitised excerpt per item.
+#[utoipa::path(get, path = "/catalogue/unknown/{id}", tag = "catalogue", operation_id = "get_unknown_evidence",
+    params(("id" = String, Path, description = "The entry's id (its signature, from the list)")),
+    responses((status = 200, description = "The entry and its skeleton", body = UnknownDetail),
+              (status = 404, description = "The log has no such entry (never logged, or evicted)", body = domain::error::ApiError)))]
+pub async fn unknown_entry(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> HttpResult<Json<UnknownDetail>> {
+    s.unknown
+        .detail(&id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| HttpError::NotFound(format!("The unknown-log entry `{id}`")))
+}
+
+/// What the catalogue in force makes of the logged unknowns: each entry's
+/// skeleton classified again — how many it now classifies, and as what.
+/// After a reload, this is what the new version would have done with them.
+#[utoipa::path(get, path = "/catalogue/unknown/reclassify", tag = "catalogue", operation_id = "reclassify_unknown_evidence",
+    responses((status = 200, description = "The logged unknowns as the catalogue in force classifies them", body = UnknownReclassification)))]
+pub async fn reclassify(State(s): State<AppState>) -> HttpResult<Json<UnknownReclassification>> {
+    let catalogue = s.catalogue.current();
+    Ok(Json(s.unknown.reclassify(&catalogue).await?))
 }

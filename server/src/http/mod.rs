@@ -226,6 +226,7 @@ pub fn router(state: AppState) -> Router {
         profiles: state.profiles.clone(),
         routes: state.routes.clone(),
         access: state.access.clone(),
+        unknown: state.unknown.clone(),
     });
     let routes = generate_route_list(app::App);
     let leptos_options = state.leptos_options.clone();

@@ -16,6 +16,20 @@ pub struct PageBackend {
     pub profiles: Profiles,
     pub routes: Routes,
     pub access: crate::auth::Access,
+    pub unknown: crate::unknown::UnknownLog,
+}
+
+/// The page's viewer may read classifier internals (`catalogue:read`, as
+/// `GET /api/v1/catalogue/unknown`).
+fn may_read_catalogue() -> Result<(), ApiError> {
+    let may = leptos::prelude::use_context::<domain::error::Viewer>()
+        .is_some_and(|v| v.may(domain::access::Permission::CatalogueRead));
+    match may {
+        true => Ok(()),
+        false => Err(to_api(HttpError::Forbidden(
+            "The unknown log needs the catalogue:read permission.".into(),
+        ))),
+    }
 }
 
 /// The same error body (and status) the REST API would answer.
@@ -90,6 +104,19 @@ impl Backend for PageBackend {
 
     async fn list_circuits(&self) -> Result<domain::circuit::CircuitList, ApiError> {
         self.routes.circuit_list().await.map_err(to_api)
+    }
+
+    async fn unknown_log(&self) -> Result<domain::catalogue::UnknownSnapshot, ApiError> {
+        may_read_catalogue()?;
+        self.unknown.snapshot().await.map_err(to_api)
+    }
+
+    async fn reclassify_unknown(
+        &self,
+    ) -> Result<domain::catalogue::UnknownReclassification, ApiError> {
+        may_read_catalogue()?;
+        let catalogue = self.catalogue.current();
+        self.unknown.reclassify(&catalogue).await.map_err(to_api)
     }
 }
 

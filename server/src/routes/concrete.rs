@@ -43,7 +43,11 @@ impl Routes {
         let classification = classify_with(&self.catalogue.current(), evidence, self.now(), true);
         // The log grows the catalogue; losing one sighting must not fail
         // the caller's recovery.
-        if let Err(e) = self.unknown.record(&classification).await {
+        if let Err(e) = self
+            .unknown
+            .record_sighting(&classification, Some(evidence), None)
+            .await
+        {
             tracing::warn!(error = %e, "recording unknown evidence failed");
         }
         classification

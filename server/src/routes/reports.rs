@@ -12,6 +12,7 @@ use super::Routes;
 use crate::circuits::CircuitKey;
 use crate::recovery::{EffectGate, GateInput, GateVerdict};
 use crate::store::{Commit, DecisionRows, StoreError};
+use crate::unknown::AttemptRef;
 use chrono::{DateTime, Utc};
 use classify::{classify_with, Classification, Evidence};
 use domain::api::{EffectReport, FailureAnswer, InvocationReport};
@@ -39,7 +40,7 @@ impl Routes {
         &self,
         id: &RouteId,
         body: &serde_json::Value,
-        mut read: Option<DecisionRows>,
+        read: Option<DecisionRows>,
     ) -> Result<FailureAnswer> {
         let evidence = Evidence::from_json_value(body).map_err(|e| {
             RouteError::Malformed(format!("The evidence envelope could not be read: {e}."))
@@ -59,17 +60,28 @@ impl Routes {
         // whatever a reload swaps in meanwhile.
         let catalogue = self.catalogue.current();
         let classification = classify_with(&catalogue, &evidence, now, true);
-        // The log is for growing the catalogue: losing one sighting must not
-        // stop a route's recovery, so a failed write is only logged.
-        if let Err(e) = self.unknown.record(&classification).await {
-            tracing::warn!(error = %e, "recording unknown evidence failed");
-        }
         crate::meters::failure(&catalogue, &classification);
-        // A circuit another route changed while we planned: plan again
-        // from what is stored now.
+        let answer = self
+            .plan_with_retries(id, read, &evidence, &classification, now)
+            .await;
+        self.log_unknown(id, &evidence, &classification, answer.is_ok(), now)
+            .await;
+        answer
+    }
+
+    /// Plans and commits the failure, planning again from what is stored
+    /// when a circuit another route changed moved on meanwhile.
+    async fn plan_with_retries(
+        &self,
+        id: &RouteId,
+        mut read: Option<DecisionRows>,
+        evidence: &Evidence,
+        classification: &Classification,
+        now: DateTime<Utc>,
+    ) -> Result<FailureAnswer> {
         for _ in 0..CIRCUIT_ATTEMPTS {
             if let Some(answer) = self
-                .plan_failure(id, read.take(), &evidence, &classification, now)
+                .plan_failure(id, read.take(), evidence, classification, now)
                 .await?
             {
                 return Ok(answer);
@@ -78,6 +90,51 @@ impl Routes {
         Err(RouteError::Conflict(
             "shared circuits kept changing; report the failure again".into(),
         ))
+    }
+
+    /// Logs unrecognised evidence (its sanitised skeleton) with the
+    /// attempt the report just recorded, found among the route's newest
+    /// attempts by its time and rule (a stale report records none). The
+    /// log is for growing the catalogue: losing one sighting must not stop
+    /// a route's recovery, so a failed write is only logged.
+    async fn log_unknown(
+        &self,
+        id: &RouteId,
+        evidence: &Evidence,
+        classification: &Classification,
+        committed: bool,
+        now: DateTime<Utc>,
+    ) {
+        if classification.class != domain::policy::ErrorClass::Unclassified {
+            return;
+        }
+        let at = now.timestamp_millis();
+        let seq = match committed {
+            true => match self.store.attempts_page(id.as_str(), None, 4).await {
+                Ok(rows) => rows
+                    .into_iter()
+                    .find(|a| {
+                        a.created_at == at && a.classifier_rule == classification.classifier_rule
+                    })
+                    .map(|a| a.seq),
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading the attempt of unknown evidence failed");
+                    None
+                }
+            },
+            false => None,
+        };
+        let attempt = seq.map(|seq| AttemptRef {
+            route_id: id.as_str(),
+            seq,
+        });
+        if let Err(e) = self
+            .unknown
+            .record_sighting(classification, Some(evidence), attempt)
+            .await
+        {
+            tracing::warn!(error = %e, "recording unknown evidence failed");
+        }
     }
 
     /// One try at committing a failure; `None` when a circuit moved on.

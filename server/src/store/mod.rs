@@ -39,7 +39,7 @@ pub use postgres::{CommitListener, Heard, PgStore};
 pub use rows::{
     Announcement, AttemptRow, CircuitEventRow, CircuitRow, CircuitWrite, ClaimFilter, Commit,
     DispatchRow, EventRow, RouteFilter, RouteKeyRow, RouteRow, ScheduleRow, StateCounts,
-    UnknownRow,
+    UnknownRow, UnknownSightingRow,
 };
 pub use sqlite::{LockError, ServerLock, SqliteStore};
 pub use sqlite_file::Synchronous;
@@ -186,8 +186,15 @@ pub trait Store: AccessStore + AuditStore + WebhookStore + Send + Sync + 'static
     /// with count 1, a known one counts up and widens its first/last seen.
     /// When a new key takes the log over `capacity`, the entries seen
     /// longest ago (never the new one) are deleted, at most a few per call,
-    /// and counted as evicted.
-    async fn record_unknown(&self, row: &UnknownRow, capacity: i64) -> Result<()>;
+    /// and counted as evicted, with their sightings. A sighting in a route
+    /// attempt (`attempt`: route id and attempt seq) is linked to the
+    /// entry; an entry keeps the latest `MAX_UNKNOWN_SIGHTINGS` links.
+    async fn record_unknown(
+        &self,
+        row: &UnknownRow,
+        capacity: i64,
+        attempt: Option<(&str, i64)>,
+    ) -> Result<()>;
 
     /// Deletes up to `limit` ended routes (`completed`, `cancelled`) last
     /// changed before `before_ms`, oldest first, with their attempts,
@@ -206,6 +213,10 @@ pub trait Store: AccessStore + AuditStore + WebhookStore + Send + Sync + 'static
     /// Up to `limit` entries of the unknown-evidence log (most frequent,
     /// then most recent, first) and how many were ever evicted.
     async fn unknown_evidence(&self, limit: i64) -> Result<(Vec<UnknownRow>, i64)>;
+
+    /// The route attempts the unknown-log entries were seen in, newest
+    /// first, leaving out attempts no longer stored (pruned routes).
+    async fn unknown_sightings(&self) -> Result<Vec<UnknownSightingRow>>;
 
     /// Row counts by state, for the metrics gauges (one round trip).
     /// Rows by state, and the ages operators alert on, judged at `at_ms`

@@ -255,6 +255,19 @@ pub struct UnknownRow {
     pub provider_id: Option<String>,
     pub model_id: Option<String>,
     pub catalogue_version: String,
+    /// The agent of the latest sighting.
+    pub agent: Option<String>,
+    /// The latest sighting's sanitised skeleton, as JSON.
+    pub skeleton: Option<String>,
+}
+
+/// A route attempt an unknown-log entry was seen in.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct UnknownSightingRow {
+    pub key: String,
+    pub route_id: String,
+    pub attempt_seq: i64,
+    pub seen_at: i64,
 }
 
 /// How many rows are in each state, for the metrics gauges: every route

@@ -81,5 +81,6 @@ mod runner_harness;
 mod runner_scripts;
 mod shutdown;
 mod store;
+mod unknown_growth;
 mod unknown_log;
 mod webhooks;

@@ -156,8 +156,9 @@ macro_rules! impl_store {
                 &self,
                 u: &$crate::store::UnknownRow,
                 capacity: i64,
+                attempt: Option<(&str, i64)>,
             ) -> $crate::store::Result<()> {
-                unknown::record_unknown(self, u, capacity).await
+                unknown::record_unknown(self, u, capacity, attempt).await
             }
 
             async fn prune_ended(&self, before_ms: i64, limit: i64) -> $crate::store::Result<u64> {
@@ -181,6 +182,12 @@ macro_rules! impl_store {
                 limit: i64,
             ) -> $crate::store::Result<(Vec<$crate::store::UnknownRow>, i64)> {
                 unknown::unknown_evidence(self, limit).await
+            }
+
+            async fn unknown_sightings(
+                &self,
+            ) -> $crate::store::Result<Vec<$crate::store::UnknownSightingRow>> {
+                unknown::unknown_sightings(self).await
             }
 
             async fn state_counts(

@@ -7,6 +7,10 @@
 /// capacity was lowered (or concurrent inserts on PostgreSQL overshot it).
 pub(crate) const UNKNOWN_EVICT_BATCH: i64 = 16;
 
+/// The route attempts kept per unknown-log entry: the latest ones are
+/// enough to open a few examples; the count says how many there were.
+pub const MAX_UNKNOWN_SIGHTINGS: i64 = 20;
+
 /// Expands, in an engine's module, to `mod unknown`: the functions
 /// `impl_store!` implements these [`Store`](crate::store::Store) methods
 /// with, over `$store`.
@@ -20,6 +24,7 @@ macro_rules! unknown_sql {
                 store: &$store,
                 u: &$crate::store::UnknownRow,
                 capacity: i64,
+                attempt: Option<(&str, i64)>,
             ) -> $crate::store::Result<()> {
                 store.health()?;
                 let _writer = store.writer().await;
@@ -27,9 +32,12 @@ macro_rules! unknown_sql {
                 // One statement for the common case (a known entry counts up).
                 let count: i64 = sqlx::query_scalar(
                     "INSERT INTO unknown_evidence (key, safe_excerpt, count, first_seen, last_seen, \
-                     classifier_rule, provider_id, model_id, catalogue_version) \
-                     VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8) \
+                     classifier_rule, provider_id, model_id, catalogue_version, agent, skeleton) \
+                     VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10) \
                      ON CONFLICT (key) DO UPDATE SET count = unknown_evidence.count + 1, \
+                     agent = CASE WHEN excluded.skeleton IS NULL THEN unknown_evidence.agent \
+                       ELSE excluded.agent END, \
+                     skeleton = COALESCE(excluded.skeleton, unknown_evidence.skeleton), \
                      first_seen = CASE WHEN excluded.first_seen < unknown_evidence.first_seen \
                        THEN excluded.first_seen ELSE unknown_evidence.first_seen END, \
                      last_seen = CASE WHEN excluded.last_seen > unknown_evidence.last_seen \
@@ -44,8 +52,35 @@ macro_rules! unknown_sql {
                 .bind(&u.provider_id)
                 .bind(&u.model_id)
                 .bind(&u.catalogue_version)
+                .bind(&u.agent)
+                .bind(&u.skeleton)
                 .fetch_one(&mut *tx)
                 .await?;
+                if let Some((route_id, seq)) = attempt {
+                    sqlx::query(
+                        "INSERT INTO unknown_sightings (key, route_id, attempt_seq, seen_at) \
+                         VALUES ($1, $2, $3, $4) ON CONFLICT (key, route_id, attempt_seq) DO NOTHING",
+                    )
+                    .bind(&u.key)
+                    .bind(route_id)
+                    .bind(seq)
+                    .bind(u.last_seen)
+                    .execute(&mut *tx)
+                    .await?;
+                    // Past its bound, an entry drops its oldest links.
+                    if count > $crate::store::sql::unknown::MAX_UNKNOWN_SIGHTINGS {
+                        sqlx::query(
+                            "DELETE FROM unknown_sightings WHERE key = $1 AND seen_at < \
+                             (SELECT seen_at FROM unknown_sightings WHERE key = $2 \
+                              ORDER BY seen_at DESC LIMIT 1 OFFSET $3)",
+                        )
+                        .bind(&u.key)
+                        .bind(&u.key)
+                        .bind($crate::store::sql::unknown::MAX_UNKNOWN_SIGHTINGS - 1)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
                 // Only a new entry can take the log over its bound. Keep the
                 // `capacity - 1` others seen most recently (plus the new one)
                 // and drop the rest, a bounded batch at a time so one report
@@ -66,6 +101,12 @@ macro_rules! unknown_sql {
                             .bind(evicted as i64)
                             .execute(&mut *tx)
                             .await?;
+                        // Bounded: at most MAX_UNKNOWN_SIGHTINGS per entry.
+                        sqlx::query(
+                            "DELETE FROM unknown_sightings WHERE key NOT IN (SELECT key FROM unknown_evidence)",
+                        )
+                        .execute(&mut *tx)
+                        .await?;
                     }
                 }
                 tx.commit().await?;
@@ -78,7 +119,7 @@ macro_rules! unknown_sql {
             ) -> $crate::store::Result<(Vec<$crate::store::UnknownRow>, i64)> {
                 let rows = sqlx::query_as(
                     "SELECT key, safe_excerpt, count, first_seen, last_seen, classifier_rule, provider_id, \
-                     model_id, catalogue_version FROM unknown_evidence \
+                     model_id, catalogue_version, agent, skeleton FROM unknown_evidence \
                      ORDER BY count DESC, last_seen DESC, key LIMIT $1",
                 )
                 .bind(limit)
@@ -89,6 +130,19 @@ macro_rules! unknown_sql {
                         .fetch_optional(&store.pool)
                         .await?;
                 Ok((rows, evicted.unwrap_or(0)))
+            }
+
+            pub(super) async fn unknown_sightings(
+                store: &$store,
+            ) -> $crate::store::Result<Vec<$crate::store::UnknownSightingRow>> {
+                Ok(sqlx::query_as(
+                    "SELECT s.key, s.route_id, s.attempt_seq, s.seen_at FROM unknown_sightings s \
+                     WHERE EXISTS (SELECT 1 FROM attempts a WHERE a.route_id = s.route_id \
+                       AND a.seq = s.attempt_seq) \
+                     ORDER BY s.seen_at DESC, s.route_id, s.attempt_seq DESC",
+                )
+                .fetch_all(&store.pool)
+                .await?)
             }
         }
     };

@@ -53,6 +53,7 @@ from .evaluate_answer import EvaluateAnswer
 from .evaluate_request import EvaluateRequest
 from .event_kind import EventKind
 from .evidence import Evidence
+from .evidence_skeleton import EvidenceSkeleton
 from .explain import Explain
 from .explain_outcome import ExplainOutcome
 from .explain_place import ExplainPlace
@@ -90,6 +91,8 @@ from .profile import Profile
 from .profile_revision import ProfileRevision
 from .profile_revision_document import ProfileRevisionDocument
 from .profile_write import ProfileWrite
+from .reclassified_code import ReclassifiedCode
+from .reclassified_entry import ReclassifiedEntry
 from .resumable import Resumable
 from .resume import Resume
 from .retry_policy import RetryPolicy
@@ -111,9 +114,13 @@ from .schedule_preview import SchedulePreview
 from .scope import Scope
 from .set_permissions import SetPermissions
 from .sign_in_form import SignInForm
+from .skeleton_item import SkeletonItem
 from .tier_spec import TierSpec
 from .timing_source import TimingSource
+from .unknown_attempt import UnknownAttempt
+from .unknown_detail import UnknownDetail
 from .unknown_entry import UnknownEntry
+from .unknown_reclassification import UnknownReclassification
 from .unknown_snapshot import UnknownSnapshot
 from .unsafe_reason import UnsafeReason
 from .validation_report import ValidationReport
@@ -178,6 +185,7 @@ __all__ = (
     "EvaluateRequest",
     "EventKind",
     "Evidence",
+    "EvidenceSkeleton",
     "Explain",
     "ExplainOutcome",
     "ExplainPlace",
@@ -215,6 +223,8 @@ __all__ = (
     "ProfileRevision",
     "ProfileRevisionDocument",
     "ProfileWrite",
+    "ReclassifiedCode",
+    "ReclassifiedEntry",
     "Resumable",
     "Resume",
     "RetryPolicy",
@@ -236,9 +246,13 @@ __all__ = (
     "Scope",
     "SetPermissions",
     "SignInForm",
+    "SkeletonItem",
     "TierSpec",
     "TimingSource",
+    "UnknownAttempt",
+    "UnknownDetail",
     "UnknownEntry",
+    "UnknownReclassification",
     "UnknownSnapshot",
     "UnsafeReason",
     "ValidationReport",

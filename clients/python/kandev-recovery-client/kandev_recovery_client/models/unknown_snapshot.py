@@ -15,7 +15,7 @@ T = TypeVar("T", bound="UnknownSnapshot")
 
 @_attrs_define
 class UnknownSnapshot:
-    """A copy of the log, most frequent first.
+    """The unknown log, most frequent first.
 
     Attributes:
         capacity (int):

@@ -66,7 +66,8 @@ def sync_detailed(
 ) -> Response[ApiError | UnknownSnapshot]:
     """Evidence the catalogue did not recognise: sanitised excerpts,
     de-duplicated and counted, most frequent first (bounded; the oldest are
-    evicted).
+    evicted), each with its id (signature), first and last sighting, agent,
+    and the latest route attempts it was seen in.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -91,7 +92,8 @@ def sync(
 ) -> ApiError | UnknownSnapshot | None:
     """Evidence the catalogue did not recognise: sanitised excerpts,
     de-duplicated and counted, most frequent first (bounded; the oldest are
-    evicted).
+    evicted), each with its id (signature), first and last sighting, agent,
+    and the latest route attempts it was seen in.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -112,7 +114,8 @@ async def asyncio_detailed(
 ) -> Response[ApiError | UnknownSnapshot]:
     """Evidence the catalogue did not recognise: sanitised excerpts,
     de-duplicated and counted, most frequent first (bounded; the oldest are
-    evicted).
+    evicted), each with its id (signature), first and last sighting, agent,
+    and the latest route attempts it was seen in.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -135,7 +138,8 @@ async def asyncio(
 ) -> ApiError | UnknownSnapshot | None:
     """Evidence the catalogue did not recognise: sanitised excerpts,
     de-duplicated and counted, most frequent first (bounded; the oldest are
-    evicted).
+    evicted), each with its id (signature), first and last sighting, agent,
+    and the latest route attempts it was seen in.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
