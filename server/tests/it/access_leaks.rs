@@ -226,11 +226,21 @@ async fn nothing_leaks(engine: Engine) {
         "/api/v1/routes".to_string(),
         "/api/v1/circuits".to_string(),
         "/api/v1/catalogue/unknown".to_string(),
+        "/api/v1/catalogue/unknown/reclassify".to_string(),
+        "/catalogue".to_string(),
         "/routes".to_string(),
         "/circuits".to_string(),
         format!("/profiles/{profile}"),
         "/metrics".to_string(),
     ];
+    // Each unknown-log entry with its envelope's skeleton.
+    let log = api.get("/api/v1/catalogue/unknown").await;
+    for e in log["entries"].as_array().expect("entries") {
+        paths.push(format!(
+            "/api/v1/catalogue/unknown/{}",
+            e["id"].as_str().expect("an id")
+        ));
+    }
     for id in &routes {
         paths.push(format!("/api/v1/routes/{id}"));
         paths.push(format!("/api/v1/routes/{id}/attempts"));
