@@ -28,6 +28,8 @@ keyed = {
     "decision_p99_ms": False,
     "timer_lateness_p99_ms": False,
     "reconcile_ms": False,
+    "retention_decisions_per_s": True,
+    "retention_db_mb": True,
 }
 for key, positive in keyed.items():
     figures = report.get(key)

@@ -300,6 +300,15 @@ pub async fn control_circuit(
     .await
 }
 
+/// Every kept revision of a profile, oldest first (browser only).
+pub async fn profile_revisions(id: &str) -> Result<Vec<domain::audit::ProfileRevision>, ApiError> {
+    browser::get(&format!(
+        "/api/v1/profiles/{}/revisions",
+        browser::encode(id)
+    ))
+    .await
+}
+
 /// Creates a profile from its JSON body (browser only).
 pub async fn create_profile(body: serde_json::Value) -> Result<Profile, ApiError> {
     browser::send("POST", "/api/v1/profiles", &body).await

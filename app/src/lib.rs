@@ -88,6 +88,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/profiles") view=pages::profiles::ProfilesPage ssr=SsrMode::Async/>
                     <Route path=path!("/profiles/new") view=pages::profile::NewProfilePage ssr=SsrMode::Async/>
                     <Route path=path!("/profiles/:id") view=pages::profile::ProfilePage ssr=SsrMode::Async/>
+                    <Route path=path!("/profiles/:id/revisions") view=pages::revisions::RevisionsPage ssr=SsrMode::Async/>
                     <Route path=path!("/routes") view=pages::routes::RoutesPage ssr=SsrMode::Async/>
                     <Route path=path!("/routes/:id") view=pages::routes::RoutePage ssr=SsrMode::Async/>
                     <Route path=path!("/circuits") view=pages::circuits::CircuitsPage ssr=SsrMode::Async/>

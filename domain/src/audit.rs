@@ -163,6 +163,60 @@ pub struct ProfileRevision {
     pub at: DateTime<Utc>,
 }
 
+/// One field that differs between two revisions of a profile: its path
+/// (`candidates[1].policy.hard.retry.max_retries`) and its value in each
+/// (`None`: absent there), as JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldChange {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// What changed between two revision documents, field by field, in path
+/// order. Objects are compared key by key and lists item by item, so a
+/// changed retry count is one line, not the whole candidate.
+pub fn revision_changes(before: &serde_json::Value, after: &serde_json::Value) -> Vec<FieldChange> {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    flatten("", before, &mut a);
+    flatten("", after, &mut b);
+    let a: std::collections::BTreeMap<String, String> = a.into_iter().collect();
+    let b: std::collections::BTreeMap<String, String> = b.into_iter().collect();
+    let paths: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    paths
+        .into_iter()
+        .filter(|p| a.get(*p) != b.get(*p))
+        .map(|p| FieldChange {
+            path: p.clone(),
+            before: a.get(p).cloned(),
+            after: b.get(p).cloned(),
+        })
+        .collect()
+}
+
+/// Leaves of a JSON value by path; an empty object or list is a leaf.
+fn flatten(path: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                flatten(&p, v, out);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&format!("{path}[{i}]"), v, out);
+            }
+        }
+        leaf => out.push((path.to_string(), leaf.to_string())),
+    }
+}
+
 #[cfg(any(test, feature = "reader"))]
 mod read {
     use super::*;
@@ -234,6 +288,35 @@ mod tests {
             serde_json::to_string(&Actor::timer()).unwrap(),
             r#"{"kind":"timer"}"#
         );
+    }
+
+    #[test]
+    fn revisions_differ_field_by_field() {
+        let before = serde_json::json!({"prefer": "stay", "candidates": [
+            {"label": "A", "policy": {"hard": {"retry": {"max_retries": 3}}}},
+            {"label": "B"}]});
+        let after = serde_json::json!({"prefer": "stay", "candidates": [
+            {"label": "A", "policy": {"hard": {"retry": {"max_retries": 5}}}}],
+            "note": []});
+        let changes = revision_changes(&before, &after);
+        let line = |c: &FieldChange| {
+            format!(
+                "{}: {} -> {}",
+                c.path,
+                c.before.as_deref().unwrap_or("-"),
+                c.after.as_deref().unwrap_or("-")
+            )
+        };
+        let lines: Vec<String> = changes.iter().map(line).collect();
+        assert_eq!(
+            lines,
+            [
+                "candidates[0].policy.hard.retry.max_retries: 3 -> 5",
+                "candidates[1].label: \"B\" -> -",
+                "note: - -> []"
+            ]
+        );
+        assert!(revision_changes(&before, &before).is_empty());
     }
 
     #[test]

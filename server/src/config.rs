@@ -140,6 +140,11 @@ pub struct BenchArgs {
     /// `decisions` also measures the ceiling it is compared with.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PART")]
     pub only: Vec<BenchPart>,
+
+    /// Simulated days of the long run with pruning on (`retention`;
+    /// default 30, 3 with `--quick`).
+    #[arg(long, value_name = "N")]
+    pub days: Option<usize>,
 }
 
 /// One measurement of `kandev-recovery bench` (see `--only`).
@@ -157,6 +162,9 @@ pub enum BenchPart {
     Web,
     /// Timer lateness, restart reconciliation and peak memory.
     Timers,
+    /// A long run with pruning on: database size and decisions a second,
+    /// day after simulated day.
+    Retention,
 }
 
 impl BenchArgs {

@@ -5,4 +5,5 @@ pub mod circuits;
 pub mod people;
 pub mod profile;
 pub mod profiles;
+pub mod revisions;
 pub mod routes;

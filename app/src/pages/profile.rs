@@ -42,6 +42,7 @@ pub fn ProfilePage() -> impl IntoView {
                 }
             })}
         </Suspense>
+        <p class="profile-history"><a href=move || format!("/profiles/{}/revisions", id())>"Revisions: what changed, and who saved it"</a></p>
         <Suspense>
             {move || Suspend::new(async move {
                 let profile_id = id();

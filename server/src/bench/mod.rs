@@ -7,7 +7,9 @@
 //! - [`sse`]: event fan-out latency to many subscribers;
 //! - [`timers`]: pending schedules in bulk, restart reconciliation and
 //!   timer lateness;
-//! - [`web`]: the WASM bundle, a profile page's render time, peak memory.
+//! - [`web`]: the WASM bundle, a profile page's render time, peak memory;
+//! - [`retention`]: a long run with pruning on — database size and
+//!   decisions a second, day after simulated day.
 //!
 //! Each group runs on a fresh scratch database ([`scratch`]), so one
 //! group's rows never skew another's figures. The server is the real one,
@@ -19,6 +21,7 @@ pub mod classifier;
 pub mod decisions;
 pub mod fixtures;
 mod raw;
+pub mod retention;
 pub mod scratch;
 pub mod sse;
 pub mod stats;
@@ -52,6 +55,10 @@ struct Sizes {
     subscribers: usize,
     events: usize,
     renders: usize,
+    /// The long run: simulated days, and routes opened, decided and
+    /// ended each day.
+    days: usize,
+    routes_per_day: usize,
 }
 
 const QUICK: Sizes = Sizes {
@@ -66,6 +73,8 @@ const QUICK: Sizes = Sizes {
     subscribers: 100,
     events: 10,
     renders: 10,
+    days: 3,
+    routes_per_day: 100,
 };
 
 const FULL: Sizes = Sizes {
@@ -80,6 +89,8 @@ const FULL: Sizes = Sizes {
     subscribers: 1_000,
     events: 20,
     renders: 200,
+    days: 30,
+    routes_per_day: 2_000,
 };
 
 /// A progress line on stderr (stdout carries only the figures).
@@ -319,11 +330,50 @@ async fn measure(
             }
         }
     }
+    // 4. The long run with pruning on, on a database of its own.
+    if args.measures(BenchPart::Retention) {
+        let days = args.days.unwrap_or(sizes.days).max(2);
+        progress(format_args!(
+            "long run: {days} days of {} routes, ended routes kept a day",
+            sizes.routes_per_day
+        ));
+        let db = scratch.database("retention").await?;
+        let t = Instant::now();
+        let run = retention::measure(&db, days, sizes.routes_per_day)
+            .await
+            .context("the long run with pruning")?;
+        progress(format_args!(
+            "  {} decisions in {:.0} s",
+            days * sizes.routes_per_day,
+            t.elapsed().as_secs_f64()
+        ));
+        let per_day = |f: &dyn Fn(&retention::Day) -> f64| {
+            keyed(&run.iter().map(|d| (d.day, f(d))).collect())
+        };
+        r.insert("retention_days".into(), json!(days));
+        r.insert(
+            "retention_routes_per_day".into(),
+            json!(sizes.routes_per_day),
+        );
+        r.insert(
+            "retention_decisions_per_s".into(),
+            per_day(&|d| d.decisions_per_s),
+        );
+        r.insert(
+            "retention_db_mb".into(),
+            per_day(&|d| d.db_bytes as f64 / 1e6),
+        );
+        r.insert(
+            "retention_routes_kept".into(),
+            per_day(&|d| d.routes as f64),
+        );
+    }
+
     if !args.measures(BenchPart::Timers) {
         return Ok(r);
     }
 
-    // 4. Timers and restarts, on a database of their own.
+    // 5. Timers and restarts, on a database of their own.
     let timer_db = scratch.database("timers").await?;
     let raw = raw::Raw::open(&timer_db).await?;
     let template = {
