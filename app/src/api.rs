@@ -300,6 +300,47 @@ pub async fn control_circuit(
     .await
 }
 
+/// Every webhook subscription, oldest first (administrators; browser only).
+pub async fn list_webhooks() -> Result<Vec<domain::webhook::Webhook>, ApiError> {
+    browser::get("/api/v1/webhooks").await
+}
+
+/// Subscribes `url` to `events`, signed with `secret`.
+pub async fn create_webhook(
+    url: &str,
+    events: &[domain::webhook::WebhookEvent],
+    secret: &str,
+) -> Result<domain::webhook::Webhook, ApiError> {
+    let mut body = serde_json::Map::new();
+    body.insert("url".to_string(), url.into());
+    body.insert(
+        "events".to_string(),
+        serde_json::Value::Array(events.iter().map(|e| e.as_str().into()).collect()),
+    );
+    body.insert("secret".to_string(), secret.into());
+    browser::send("POST", "/api/v1/webhooks", &serde_json::Value::Object(body)).await
+}
+
+/// Removes a subscription and its undelivered deliveries.
+pub async fn remove_webhook(id: &str) -> Result<(), ApiError> {
+    browser::send::<serde_json::Value>(
+        "DELETE",
+        &format!("/api/v1/webhooks/{}", browser::encode(id)),
+        &serde_json::Value::Null,
+    )
+    .await
+    .map(|_| ())
+}
+
+/// A subscription's newest deliveries (browser only).
+pub async fn webhook_deliveries(id: &str) -> Result<domain::webhook::DeliveryLog, ApiError> {
+    browser::get(&format!(
+        "/api/v1/webhooks/{}/deliveries?limit=50",
+        browser::encode(id)
+    ))
+    .await
+}
+
 /// Every kept revision of a profile, oldest first (browser only).
 pub async fn profile_revisions(id: &str) -> Result<Vec<domain::audit::ProfileRevision>, ApiError> {
     browser::get(&format!(

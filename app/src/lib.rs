@@ -93,6 +93,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/routes/:id") view=pages::routes::RoutePage ssr=SsrMode::Async/>
                     <Route path=path!("/circuits") view=pages::circuits::CircuitsPage ssr=SsrMode::Async/>
                     <Route path=path!("/admin/people") view=pages::people::PeoplePage ssr=SsrMode::Async/>
+                    <Route path=path!("/admin/webhooks") view=pages::webhooks::WebhooksPage ssr=SsrMode::Async/>
                     <Route path=path!("/catalogue") view=pages::catalogue::CataloguePage ssr=SsrMode::Async/>
                 </Routes>
             </main>
@@ -130,6 +131,7 @@ fn SignedIn(
             })}
             {viewer.may(domain::access::Permission::CatalogueRead).then(|| view! { <a href="/catalogue">"Catalogue"</a> })}
             {viewer.may(domain::access::Permission::Admin).then(|| view! { <a href="/admin/people">"People"</a> })}
+            {viewer.may(domain::access::Permission::Admin).then(|| view! { <a href="/admin/webhooks">"Webhooks"</a> })}
             <span class="viewer-name">"Signed in as "<strong>{viewer.name}</strong></span>
             {viewer.session.then(|| view! { <SignOut/> })}
         </div>

@@ -140,6 +140,33 @@ mod read {
             })
         }
     }
+
+    impl FromJson for Delivery {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(Delivery {
+                id: o.get("id")?,
+                event: o.get("event")?,
+                state: o.get("state")?,
+                attempts: o.get("attempts")?,
+                last_status: o.get("last_status")?,
+                last_error: o.get("last_error")?,
+                created_at: o.get("created_at")?,
+                next_attempt_at: o.get("next_attempt_at")?,
+                body: o.get("body")?,
+            })
+        }
+    }
+
+    impl FromJson for DeliveryLog {
+        fn from_json(v: &Value) -> Result<Self, Error> {
+            let o = Fields::of(v)?;
+            Ok(DeliveryLog {
+                webhook: o.get("webhook")?,
+                deliveries: o.get("deliveries")?,
+            })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -170,5 +197,12 @@ mod tests {
             "created_at":"2026-12-08T10:00:00Z","pending":2,"failed":0}"#;
         let read: Webhook = crate::wire_json::read(text).unwrap();
         assert_eq!(read, serde_json::from_str::<Webhook>(text).unwrap());
+        let log = r#"{"webhook":{"id":"w1","url":"https://x.example/h","events":["dispatch.due"],
+            "created_at":"2026-12-08T10:00:00Z","pending":1,"failed":0,"last_error":"503"},
+            "deliveries":[{"id":"dl_1","event":"dispatch.due","state":"pending","attempts":2,
+            "last_status":503,"last_error":"503","created_at":"2026-12-08T10:00:01Z",
+            "next_attempt_at":"2026-12-08T10:00:05Z","body":{"id":"dl_1"}}]}"#;
+        let read: DeliveryLog = crate::wire_json::read(log).unwrap();
+        assert_eq!(read, serde_json::from_str::<DeliveryLog>(log).unwrap());
     }
 }

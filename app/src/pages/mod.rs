@@ -7,3 +7,4 @@ pub mod profile;
 pub mod profiles;
 pub mod revisions;
 pub mod routes;
+pub mod webhooks;
