@@ -203,25 +203,41 @@ pub fn run_catalogue_check(dir: Option<&Path>, verbose: bool) -> ExitCode {
     }
 }
 
-/// `kandev-recovery catalogue score [--gate] [FILE…]`: prints figures per
-/// family, then per provider; with `--gate`, exit 1 below a threshold. With no
-/// files: `catalogue/corpus/` at the product gate and each round in
-/// `catalogue/rounds/` at its floor ([`rounds`]). A missing, unreadable
-/// or empty corpus is always an error, never a pass.
-pub fn run_catalogue_score(files: &[PathBuf], gate: bool, verbose: bool) -> ExitCode {
-    let catalogue = match Catalogue::load_builtin() {
+/// `kandev-recovery catalogue score [--catalogue DIR] [--gate] [FILE…]`:
+/// prints figures per family, then per provider; with `--gate`, exit 1
+/// below a threshold. With no files: `catalogue/corpus/` (or `DIR/corpus/`)
+/// at the product gate and each round in `catalogue/rounds/` (or
+/// `DIR/rounds/`) at its floor ([`rounds`]). A missing, unreadable or empty
+/// corpus is always an error, never a pass; so is a broken `DIR`.
+pub fn run_catalogue_score(
+    files: &[PathBuf],
+    dir: Option<&Path>,
+    gate: bool,
+    verbose: bool,
+) -> ExitCode {
+    // A directory is compiled from its files as `catalogue check DIR` and
+    // `serve --catalogue DIR` do, so rules can be scored without a rebuild.
+    let catalogue = match dir {
+        None => Catalogue::load_builtin(),
+        Some(dir) => CatalogueFiles::read(dir).and_then(|files| files.compile()),
+    };
+    let catalogue = match catalogue {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("{e}");
+            match dir {
+                Some(dir) => eprintln!("{}: {e}", dir.display()),
+                None => eprintln!("{e}"),
+            }
             return ExitCode::FAILURE;
         }
     };
     // With no files: the development corpus at the product's gate, then
-    // every recorded round not yet folded into it at its own floor.
+    // every recorded round not yet folded into it at its own floor — the
+    // directory's own `corpus/` and `rounds/` when one is given.
+    let root = dir.unwrap_or(Path::new("catalogue"));
     let (files, rounds) = if files.is_empty() {
-        let corpus = score::corpus_files(std::path::Path::new("catalogue/corpus"));
-        match corpus.and_then(|c| Ok((c, rounds::load(std::path::Path::new("catalogue/rounds"))?)))
-        {
+        let corpus = score::corpus_files(&root.join("corpus"));
+        match corpus.and_then(|c| Ok((c, rounds::load(&root.join("rounds"))?))) {
             Ok(both) => both,
             Err(e) => {
                 eprintln!("catalogue score: {e}");

@@ -359,8 +359,14 @@ pub enum CatalogueCommand {
     Score {
         /// Corpus files (JSONL, one labelled case per line). Without any,
         /// every `*.jsonl` in `catalogue/corpus/`, then each recorded round
-        /// in `catalogue/rounds/` against its floor in `rounds/floors.toml`.
+        /// in `catalogue/rounds/` against its floor in `rounds/floors.toml`
+        /// (with --catalogue DIR: DIR's own `corpus/` and `rounds/`).
         files: Vec<std::path::PathBuf>,
+        /// Score the catalogue directory DIR (laid out like the
+        /// repository's catalogue/) instead of the embedded one: rules
+        /// edited there are scored without a rebuild.
+        #[arg(long, value_name = "DIR")]
+        catalogue: Option<std::path::PathBuf>,
         /// Exit 1 below the gate: 98 % exact, no false recovery, 95 % of
         /// timing right, no leak (a recorded round: below its floor).
         #[arg(long)]

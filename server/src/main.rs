@@ -24,10 +24,11 @@ fn main() -> ExitCode {
             command:
                 CatalogueCommand::Score {
                     files,
+                    catalogue,
                     gate,
                     verbose,
                 },
-        } => classify::cli::run_catalogue_score(&files, gate, verbose),
+        } => classify::cli::run_catalogue_score(&files, catalogue.as_deref(), gate, verbose),
         Command::Catalogue {
             command:
                 command @ (CatalogueCommand::FixtureFromUnknown { .. }

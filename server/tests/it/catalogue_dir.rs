@@ -1,7 +1,7 @@
 //! A catalogue directory at run time: the repository's `catalogue/` loads
 //! as the embedded catalogue does, a broken copy names every problem with
 //! its file and entry, and `kandev-recovery catalogue check DIR` says so
-//! with its exit code.
+//! with its exit code; `catalogue score --catalogue DIR` scores with it.
 
 use classify::{Catalogue, CatalogueFiles};
 use std::path::{Path, PathBuf};
@@ -149,5 +149,71 @@ fn catalogue_check_fails_on_a_fixture_the_directory_gets_wrong() {
     assert!(
         stdout.contains("FAIL  zz-wrong (fixtures/zz-wrong.json)"),
         "{stdout}"
+    );
+}
+
+fn score(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
+        .args(["catalogue", "score", "--gate"])
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn catalogue_score_reads_a_directory() {
+    let tmp = catalogue_copy();
+    // A rule only the copy has, and a one-case corpus only it gets right.
+    std::fs::write(
+        tmp.path().join("rules/zz-probe.toml"),
+        "about = \"probe\"\n\n[[rule]]\nid = \"zz.probe\"\ntier = \"signature\"\ncode = \"cancelled\"\ntext = '\\bzz probe stopped by its caller\\b'\n",
+    )
+    .expect("write");
+    let corpus = tmp.path().join("zz-probe.jsonl");
+    std::fs::write(
+        &corpus,
+        r#"{"id":"zz-probe-1","evidence":{"items":[{"kind":"stderr","lines":["Error: zz probe stopped by its caller"]}]},"expect":{"class":"not_provider","code":"cancelled"}}"#,
+    )
+    .expect("write");
+
+    let embedded = score(&[corpus.as_os_str()]);
+    let stdout = String::from_utf8_lossy(&embedded.stdout);
+    assert_eq!(embedded.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("0.000"), "{stdout}");
+
+    let dir = score(&[
+        "--catalogue".as_ref(),
+        tmp.path().as_os_str(),
+        corpus.as_os_str(),
+    ]);
+    let stdout = String::from_utf8_lossy(&dir.stdout);
+    assert!(
+        dir.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&dir.stderr)
+    );
+    assert!(stdout.contains("1.000"), "{stdout}");
+
+    // Without files, the directory's own corpus/ is scored: the copy has
+    // none, and a missing corpus is an error, never a pass.
+    let out = score(&["--catalogue".as_ref(), tmp.path().as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("corpus"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    break_rules(tmp.path());
+    let out = score(&[
+        "--catalogue".as_ref(),
+        tmp.path().as_os_str(),
+        corpus.as_os_str(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("rules/zz-broken.toml, rule `broken.rule`"),
+        "{stderr}"
     );
 }
