@@ -246,6 +246,19 @@ pub async fn run(ctx: Context<'_>) -> End {
     out_task.abort();
     err_task.abort();
     drop(agent);
+    if ctx.agent.format == Format::CodexJson && finish == Some(Finish::Failure) && stopped.is_none()
+    {
+        // Codex printed its failure as prose; its session file has it as
+        // data (the error's kind, the exhausted window's reset). That
+        // replaces the prose item of the same `turn.failed`.
+        if let Some(report) = session
+            .as_deref()
+            .and_then(|id| super::codex_session::failure(&ctx.agent.env, ctx.cwd.as_deref(), id))
+        {
+            errors.pop();
+            errors.push(report.to_item());
+        }
+    }
     let exit = status.and_then(Result::ok).map(|s| process::exit_item(&s));
     let succeeded = stopped.is_none()
         && exit == Some(exit_item(Some(0), None))

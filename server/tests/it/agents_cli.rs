@@ -1147,6 +1147,148 @@ async fn agents_codex_quota() {
     );
 }
 
+/// Runs Codex against `reply` and returns what it printed and its session
+/// file (`$CODEX_HOME/sessions/…/rollout-…-<thread id>.jsonl`) as events.
+async fn codex_session(name: &str, reply: Reply) -> (Outcome, Vec<Value>) {
+    let fake = FakeProvider::start().await;
+    fake.push(reply);
+    let dir = tempfile::tempdir().unwrap();
+    let s = codex_json(dir.path(), &fake.base_url());
+    let o = run(&s, "Answer with the word PONG.").await;
+    write_sample(
+        "codex",
+        name,
+        dir.path(),
+        &fake.base_url(),
+        &o.stdout,
+        &o.stderr,
+        o.exit,
+    );
+    assert_eq!(fake.model_calls(), 1, "no retry of its own");
+    let thread = o.events_of("thread.started")[0]["thread_id"]
+        .as_str()
+        .expect("a thread id")
+        .to_string();
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.path().join("codex-home/sessions")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("sessions").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.to_string_lossy().ends_with(&format!("-{thread}.jsonl")) {
+                found.push(p);
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "one session file: {found:?}\n{}", o.show());
+    let events: Vec<Value> = std::fs::read_to_string(&found[0])
+        .expect("session file")
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if std::env::var_os("AGENTS_WRITE_SAMPLES").is_some() {
+        // The failure's events only: the rest is the prompt and Codex's
+        // instructions.
+        let kept: Vec<String> = events
+            .iter()
+            .filter(|e| {
+                e["type"] == "event_msg"
+                    && ["token_count", "task_complete"]
+                        .contains(&e["payload"]["type"].as_str().unwrap_or(""))
+            })
+            .map(Value::to_string)
+            .collect();
+        let path = agents_dir().join(format!("samples/codex/{name}.session"));
+        std::fs::write(path, kept.join("\n") + "\n").unwrap();
+    }
+    (o, events)
+}
+
+/// The session file's `event_msg` payloads of one type.
+fn payloads(events: &[Value], ty: &str) -> Vec<Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "event_msg" && e["payload"]["type"] == ty)
+        .map(|e| e["payload"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn agents_codex_usage_limit() {
+    // A plan past its usage limit (429 usage_limit_reached + the window
+    // headers). stdout has only prose, its reset a local clock time with no
+    // zone (a date only when it is another day); the session file has the
+    // error's codex_error_info and the windows with their resets as data.
+    let reset = chrono::Utc::now().timestamp() + 3600;
+    let (o, events) = codex_session("usage_limit", Reply::openai_usage_limit(reset)).await;
+    let msg = codex_failure(&o);
+    assert!(
+        msg.starts_with("You’ve hit your usage limit. Upgrade to Pro"),
+        "{msg}"
+    );
+    let when = msg
+        .split(" or try again at ")
+        .nth(1)
+        .expect("a reset in prose");
+    assert!(when.ends_with(" AM.") || when.ends_with(" PM."), "{when}");
+    assert!(
+        !when.contains("UTC") && !when.contains('+'),
+        "no zone: {when}"
+    );
+    assert!(
+        !o.stdout.contains(&reset.to_string()),
+        "no number in the output"
+    );
+    let windows = payloads(&events, "token_count")
+        .last()
+        .expect("a token_count")["rate_limits"]
+        .clone();
+    assert_eq!(windows["primary"]["used_percent"], 100.0, "{windows}");
+    assert_eq!(windows["primary"]["window_minutes"], 300);
+    assert_eq!(
+        windows["primary"]["resets_at"], reset,
+        "the header's reset-at, as sent"
+    );
+    assert_eq!(windows["secondary"]["used_percent"], 40.0);
+    assert_eq!(windows["secondary"]["resets_at"], reset + 86_400);
+    let done = payloads(&events, "task_complete");
+    assert_eq!(
+        done.last().expect("task_complete")["error"]["codex_error_info"],
+        "usage_limit_exceeded"
+    );
+    assert_eq!(
+        done.last().expect("task_complete")["error"]["message"],
+        msg.as_str()
+    );
+}
+
+#[tokio::test]
+async fn agents_codex_usage_limit_without_window_headers() {
+    // The body alone: the prose still names a clock time (from the body's
+    // resets_at), but the session file has no window to read it from.
+    let reset = chrono::Utc::now().timestamp() + 3600;
+    let (o, events) = codex_session(
+        "usage_limit_body_only",
+        Reply::openai_usage_limit_body_only(reset),
+    )
+    .await;
+    let msg = codex_failure(&o);
+    assert!(msg.contains(" or try again at "), "{msg}");
+    assert!(
+        payloads(&events, "token_count")
+            .iter()
+            .all(|t| t["rate_limits"]["primary"]["resets_at"].is_null()),
+        "{events:?}"
+    );
+    assert_eq!(
+        payloads(&events, "task_complete")
+            .last()
+            .expect("task_complete")["error"]["codex_error_info"],
+        "usage_limit_exceeded"
+    );
+}
+
 #[tokio::test]
 async fn agents_codex_invalid_key() {
     let (o, _) = scenario(

@@ -284,6 +284,49 @@ impl Reply {
         )
     }
 
+    /// What the ChatGPT backend answers a Codex plan past its usage limit:
+    /// 429 `usage_limit_reached` with the plan and the reset (Unix seconds)
+    /// in the body, and the `x-codex-primary-*` (5-hour) /
+    /// `x-codex-secondary-*` (weekly) window headers — the primary window
+    /// exhausted, resetting at `reset_unix`; the weekly one at 40 %,
+    /// resetting a day later. Codex prints only "… try again at 1:24 PM.";
+    /// it keeps the windows in its session file.
+    pub fn openai_usage_limit(reset_unix: i64) -> Reply {
+        let in_secs = (reset_unix - chrono::Utc::now().timestamp()).max(0);
+        Reply::json_error(
+            429,
+            &[
+                ("x-codex-primary-used-percent", "100".into()),
+                ("x-codex-primary-window-minutes", "300".into()),
+                ("x-codex-primary-reset-after-seconds", in_secs.to_string()),
+                ("x-codex-primary-reset-at", reset_unix.to_string()),
+                ("x-codex-secondary-used-percent", "40".into()),
+                ("x-codex-secondary-window-minutes", "10080".into()),
+                (
+                    "x-codex-secondary-reset-after-seconds",
+                    (in_secs + 86_400).to_string(),
+                ),
+                (
+                    "x-codex-secondary-reset-at",
+                    (reset_unix + 86_400).to_string(),
+                ),
+            ],
+            Reply::openai_usage_limit_body(reset_unix),
+        )
+    }
+
+    /// The same refusal without the window headers: only the body.
+    pub fn openai_usage_limit_body_only(reset_unix: i64) -> Reply {
+        Reply::json_error(429, &[], Reply::openai_usage_limit_body(reset_unix))
+    }
+
+    fn openai_usage_limit_body(reset_unix: i64) -> String {
+        let in_secs = (reset_unix - chrono::Utc::now().timestamp()).max(0);
+        format!(
+            r#"{{"error":{{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":{reset_unix},"resets_in_seconds":{in_secs}}}}}"#
+        )
+    }
+
     /// OpenAI 401 `invalid_api_key`.
     pub fn openai_auth() -> Reply {
         Reply::json_error(

@@ -369,16 +369,14 @@ const CLAUDE_SUBSCRIPTION: Cli = Cli {
     setup: claude_stream_json_subscription,
 };
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_claude_code_usage_limit_waits_for_its_reset_then_resumes() {
-    // The 5-hour window resets 10 minutes after the test clock's start.
-    // Claude Code hides the response headers, but its `rate_limit_event`
-    // carries the reset: the route waits exactly until then on the test
-    // clock, tries once more and succeeds.
+/// A usage limit whose reset, 10 minutes after the test clock's start, the
+/// CLI reports as data: the route waits exactly until then on the test
+/// clock, tries once more and succeeds.
+async fn usage_limit_waits_for_its_reset(cli: Cli, refusal: fn(i64) -> Reply) {
     let reset = start_time().timestamp() + 600;
     let (run, fake) = run(
-        CLAUDE_SUBSCRIPTION,
-        vec![Reply::anthropic_usage_limit(reset), Reply::text("PONG-42")],
+        cli,
+        vec![refusal(reset), Reply::text("PONG-42")],
         policy(3, 5, 0, "skip"),
         policy(0, 0, 3600, "stop"),
     )
@@ -399,6 +397,58 @@ async fn a_claude_code_usage_limit_waits_for_its_reset_then_resumes() {
     assert_eq!(run.waits[0].seconds, 600.0, "{}", show(&run));
     assert!(run.stdout.contains("PONG-42"), "{}", show(&run));
     assert_eq!(fake.model_calls(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_code_usage_limit_waits_for_its_reset_then_resumes() {
+    // Claude Code hides the response headers, but its `rate_limit_event`
+    // carries the 5-hour window's reset.
+    usage_limit_waits_for_its_reset(CLAUDE_SUBSCRIPTION, Reply::anthropic_usage_limit).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_usage_limit_waits_for_its_reset_then_resumes() {
+    // Codex prints only "… try again at 12:10 PM." (no zone: not trusted),
+    // but its session file keeps the exhausted 5-hour window's reset as
+    // Unix seconds.
+    usage_limit_waits_for_its_reset(CODEX, Reply::openai_usage_limit).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_usage_limit_without_a_known_reset_stops() {
+    // The same refusal without the window headers: Codex's prose names a
+    // clock time without a zone and its session file no window, so there
+    // is no trusted reset. The usage limit is recognised; the hard
+    // policy's outcome (stop) applies at once, however long it would wait.
+    let reset = start_time().timestamp() + 600;
+    let (run, fake) = run(
+        CODEX,
+        vec![
+            Reply::openai_usage_limit_body_only(reset),
+            Reply::text("PONG-42"),
+        ],
+        policy(3, 5, 0, "skip"),
+        policy(0, 0, 3600, "stop"),
+    )
+    .await;
+    assert_eq!(run.code, Some(3), "{}", show(&run));
+    assert_eq!(run.decisions(), vec!["stop"], "{}", show(&run));
+    assert_eq!(run.codes(), vec!["quota_limited"], "{}", show(&run));
+    let first = run.attempts.last().expect("one attempt");
+    assert!(
+        first["classification"]["reset_at"].is_null(),
+        "{}",
+        show(&run)
+    );
+    assert_eq!(run.route["reason"], "stopped_by_policy");
+    assert!(run.waits.is_empty(), "{}", show(&run));
+    assert!(
+        run.stderr
+            .contains("The candidate's policy says stop for this error."),
+        "{}",
+        show(&run)
+    );
+    assert_eq!(fake.pending(), 1, "nothing was retried");
 }
 
 /// Gemini CLI over ACP with the permission answers the configuration gives.
