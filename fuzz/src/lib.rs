@@ -359,7 +359,7 @@ fn legacy_model(doc: &Value) -> Option<CandidatePolicy> {
 }
 
 /// Any bytes as an agent CLI's stdout, line by line, through every format's
-/// reader: no panic, and whatever a reader reports as evidence is bounded
+/// reader (and as a Codex session file): no panic, and whatever a reader reports as evidence is bounded
 /// and reads back as an evidence item the classifier accepts.
 pub fn runner_formats_bytes(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -378,6 +378,10 @@ pub fn runner_formats_bytes(data: &[u8]) {
                 }
             }
         }
+    }
+    // The same bytes as a Codex session file read after a failed turn.
+    if let Some(report) = format::codex::rollout_failure(&text) {
+        error_item(report.to_item());
     }
     for line in text.lines() {
         let (status, body) = format::status_and_body(line);
