@@ -389,7 +389,7 @@ fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<
                 continue;
             }
         }
-        if let Some(secs) = parse_prose_duration(&text[m.end..]) {
+        if let Some(secs) = parse_prose_duration(skip_approximation(&text[m.end..])) {
             if let Some(t) = after_seconds(now, secs) {
                 if valid(t, now) && best.is_none_or(|b| t > b) {
                     best = Some(t);
@@ -398,6 +398,26 @@ fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<
         }
     }
     best
+}
+
+/// `s` without a leading approximation ("~144 min", "about 2 hours"): an
+/// approximate wait the provider names is still its wait.
+fn skip_approximation(s: &str) -> &str {
+    let s = s.strip_prefix('~').unwrap_or(s);
+    for word in [
+        "about ",
+        "approximately ",
+        "approx. ",
+        "around ",
+        "roughly ",
+    ] {
+        let b = s.as_bytes();
+        // Bytes, not `str`: the prefix is ASCII, so the cut is a boundary.
+        if b.len() > word.len() && b[..word.len()].eq_ignore_ascii_case(word.as_bytes()) {
+            return &s[word.len()..];
+        }
+    }
+    s
 }
 
 /// Parses a duration at the start of `s`: "20s", "1.574s", "6m0s",
@@ -808,6 +828,17 @@ mod tests {
         assert!(phrase("will retry after 6173ms").is_none());
         let t = phrase("Please try again in 20s. Contact us").unwrap();
         assert_eq!(t, now() + Duration::seconds(20));
+    }
+
+    #[test]
+    fn phrases_read_an_approximate_wait() {
+        let t = phrase("Usage limit (team plan). Try again in ~144 min.").unwrap();
+        assert_eq!(t, now() + Duration::minutes(144));
+        let t = phrase("Please try again in about 2 hours.").unwrap();
+        assert_eq!(t, now() + Duration::hours(2));
+        // Still a client's own backoff, approximate or not.
+        assert!(phrase("Retrying in ~5 seconds (attempt 2/5)").is_none());
+        assert!(phrase("Try again in ~ a while").is_none());
     }
 
     #[test]
