@@ -316,6 +316,12 @@ pub fn client_with(token: Option<&str>) -> reqwest::Client {
     }
     reqwest::Client::builder()
         .default_headers(headers)
+        // A server that stops answering fails its test, naming it, instead
+        // of holding the whole run until CI's limit: no request or long poll
+        // of these tests waits anywhere near this long for a byte (a claim
+        // waits at most 60 s).
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .read_timeout(std::time::Duration::from_secs(180))
         .build()
         .expect("an HTTP client")
 }
