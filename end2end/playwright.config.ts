@@ -15,6 +15,9 @@ export default defineConfig({
   testDir: './tests',
   globalSetup: './global-setup.ts',
   timeout: 60_000,
+  // The whole suite normally takes a minute or two; a hang stops it at
+  // 10 minutes with the tests it interrupted named, before CI's limit.
+  globalTimeout: 600_000,
   expect: { timeout: 10_000 },
   fullyParallel: true,
   workers: process.env.CI ? 2 : undefined,
