@@ -57,7 +57,7 @@ use app::api::SharedBackend;
 use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::Router;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use std::sync::Arc;
 use tower_http::trace::TraceLayer;
 
@@ -217,6 +217,23 @@ impl AppState {
     }
 }
 
+/// The app's page routes, generated once per process.
+///
+/// Generating them runs the app once with resource loading suppressed,
+/// through a process-global flag in leptos_server (`SuppressResourceLoad`,
+/// leptos issue 4773): a page whose data another server in the same process
+/// started loading while the flag was up waits for that data for ever, and
+/// its response never comes. A server process builds one router, before it
+/// serves, so the two never overlap there; the integration tests run many
+/// servers in one process, starting and serving at once, and a page
+/// (`/profiles/{id}` on SQLite, once in a few runs under load) hung until
+/// the client gave up. Generated once, before any router exists, nothing
+/// can be rendering while the flag is up.
+fn page_routes() -> Vec<AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<AxumRouteListing>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(app::App)).clone()
+}
+
 /// The whole application router.
 pub fn router(state: AppState) -> Router {
     let max_body = state.max_body_bytes;
@@ -228,7 +245,7 @@ pub fn router(state: AppState) -> Router {
         access: state.access.clone(),
         unknown: state.unknown.clone(),
     });
-    let routes = generate_route_list(app::App);
+    let routes = page_routes();
     let leptos_options = state.leptos_options.clone();
     // The pages show profiles and routes: the same rule as reading them
     // through the API. Static assets (the fallback) stay public.
