@@ -104,20 +104,35 @@ impl Server {
             }
         };
         signals.shutdown.cancel();
-        let _ = self.timers.await;
-        if let Some(relay) = self.relay {
-            let _ = relay.await;
-        }
+        background_stopped(self.timers, self.relay).await;
         served
     }
 
     /// Stops the timer loop (when nothing is served).
     pub async fn stop(self) {
         self.state.routes.signals().shutdown.cancel();
-        let _ = self.timers.await;
-        if let Some(relay) = self.relay {
+        background_stopped(self.timers, self.relay).await;
+    }
+}
+
+/// Waits for the timer loop and the commit relay to see the shutdown,
+/// for at most [`SHUTDOWN_GRACE`]: they stop between statements, and one
+/// inside a query to a database that stopped answering would otherwise
+/// hold the shutdown (and a waiting caller) for as long as the socket
+/// lives. Past the grace they are left to end with the process.
+async fn background_stopped(timers: JoinHandle<()>, relay: Option<JoinHandle<()>>) {
+    let stopped = tokio::time::timeout(SHUTDOWN_GRACE, async move {
+        let _ = timers.await;
+        if let Some(relay) = relay {
             let _ = relay.await;
         }
+    })
+    .await;
+    if stopped.is_err() {
+        tracing::warn!(
+            grace_seconds = SHUTDOWN_GRACE.as_secs(),
+            "the timer loop had not stopped after the shutdown grace period; leaving it"
+        );
     }
 }
 
