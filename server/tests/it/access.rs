@@ -507,14 +507,31 @@ async fn a_failure_is_admitted_as_before_though_its_route_is_read_with_the_token
     assert_eq!(again["route"]["state"], "retry_wait", "{again}");
 }
 
-pub fn cli(args: &[&str], db: &str) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
+/// Runs the binary with `args` on `db`, awaited: the test's own server
+/// runs on this thread, so a blocking wait would stop it mid-transaction
+/// while the command may need what that transaction holds (for ever, on
+/// PostgreSQL). Bounded, and the command is killed if it overruns.
+pub async fn cli(args: &[&str], db: &str) -> std::process::Output {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"));
+    command
         .args(args)
         .args(["--database-url", db])
         .env_remove("DATABASE_URL")
         .env("RUST_LOG", "debug")
-        .output()
-        .expect("run kandev-recovery")
+        .kill_on_drop(true);
+    awaited(command).await
+}
+
+/// `command`'s output, killed and failing the test after two minutes (it
+/// takes a second or two).
+pub async fn awaited(mut command: tokio::process::Command) -> std::process::Output {
+    tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        command.kill_on_drop(true).output(),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{command:?} did not finish within 2 minutes"))
+    .expect("run kandev-recovery")
 }
 
 /// `token create` prints the secret once, alone on its last line; `token
@@ -533,7 +550,8 @@ async fn token_commands(engine: Engine) {
             "evidence:submit,profiles:select",
         ],
         &db,
-    );
+    )
+    .await;
     assert!(
         out.status.success(),
         "{}",
@@ -550,7 +568,7 @@ async fn token_commands(engine: Engine) {
     let (st, _) = api.call(Method::GET, "/api/v1/routes", None).await;
     assert_eq!(st, 200);
 
-    let list = cli(&["token", "list"], &db);
+    let list = cli(&["token", "list"], &db).await;
     assert!(list.status.success());
     let listed = String::from_utf8(list.stdout).unwrap();
     assert!(
@@ -569,13 +587,15 @@ async fn token_commands(engine: Engine) {
             "admin",
         ],
         &db,
-    );
+    )
+    .await;
     assert!(!dup.status.success());
     assert!(String::from_utf8_lossy(&dup.stderr).contains("already named"));
     let bad = cli(
         &["token", "create", "--name", "x", "--permissions", "root"],
         &db,
-    );
+    )
+    .await;
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(
@@ -583,7 +603,7 @@ async fn token_commands(engine: Engine) {
         "{err}"
     );
 
-    let revoke = cli(&["token", "revoke", "ci runner"], &db);
+    let revoke = cli(&["token", "revoke", "ci runner"], &db).await;
     assert!(
         revoke.status.success(),
         "{}",
@@ -591,7 +611,7 @@ async fn token_commands(engine: Engine) {
     );
     let (st, _) = api.call(Method::GET, "/api/v1/routes", None).await;
     assert_eq!(st, 401);
-    let again = cli(&["token", "revoke", "ci runner"], &db);
+    let again = cli(&["token", "revoke", "ci runner"], &db).await;
     assert!(!again.status.success());
     assert!(String::from_utf8_lossy(&again.stderr).contains("no live token"));
 }
@@ -751,19 +771,18 @@ async fn browser_sessions(engine: Engine) {
 /// `user add` prints a one-time sign-in link on its last line.
 async fn user_add_prints_a_sign_in_link(engine: Engine) {
     let s = TestServer::start(engine).await;
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
-        .args([
-            "user",
-            "add",
-            "Ada",
-            "--permissions",
-            "profiles:manage",
-            "--url",
-            &s.base,
-        ])
-        .args(["--database-url", &s.db.url])
-        .output()
-        .unwrap();
+    let mut add = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"));
+    add.args([
+        "user",
+        "add",
+        "Ada",
+        "--permissions",
+        "profiles:manage",
+        "--url",
+        &s.base,
+    ])
+    .args(["--database-url", &s.db.url]);
+    let out = awaited(add).await;
     assert!(
         out.status.success(),
         "{}",
@@ -777,18 +796,17 @@ async fn user_add_prints_a_sign_in_link(engine: Engine) {
     );
     let resp = open_link(&client_for(&[]), link).await;
     assert_eq!(resp.status(), 303);
-    let dup = std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
-        .args([
-            "user",
-            "add",
-            "Ada",
-            "--permissions",
-            "admin",
-            "--database-url",
-            &s.db.url,
-        ])
-        .output()
-        .unwrap();
+    let mut dup = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"));
+    dup.args([
+        "user",
+        "add",
+        "Ada",
+        "--permissions",
+        "admin",
+        "--database-url",
+        &s.db.url,
+    ]);
+    let dup = awaited(dup).await;
     assert!(!dup.status.success());
     assert!(String::from_utf8_lossy(&dup.stderr).contains("already named"));
 }
@@ -806,11 +824,17 @@ fn free_port() -> u16 {
 /// with a non-loopback address.
 #[tokio::test]
 async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
-    use std::io::BufRead;
+    use tokio::io::AsyncBufReadExt;
+    // The servers are awaited, never read on a blocking thread: a server
+    // that never prints (or a failed assertion that leaves it running)
+    // would keep such a thread reading for ever, and the test's runtime
+    // waits for its blocking threads when it shuts down. Here a timeout
+    // fails the test, and the server is killed when its handle is dropped.
+    let within = std::time::Duration::from_secs(60);
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/first.db", dir.path().display());
     let port = free_port();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
         .args([
             "serve",
             "--listen",
@@ -822,21 +846,20 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let link = tokio::task::spawn_blocking(move || {
-        std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|l| {
-                l.trim()
-                    .strip_prefix("http://")
-                    .map(|rest| format!("http://{rest}"))
-            })
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let link = tokio::time::timeout(within, async {
+        while let Ok(Some(l)) = lines.next_line().await {
+            if let Some(rest) = l.trim().strip_prefix("http://") {
+                return Some(format!("http://{rest}"));
+            }
+        }
+        None
     })
     .await
-    .unwrap();
+    .expect("the first start prints its sign-in link within a minute");
     let link = link.expect("a sign-in link on stdout");
     assert!(
         link.starts_with(&format!("http://127.0.0.1:{port}/sign-in?code=")),
@@ -844,20 +867,19 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
     );
     let resp = open_link(&client_for(&[]), &link).await;
     assert_eq!(resp.status(), 303);
-    let _ = child.kill();
-    let _ = child.wait();
+    let _ = child.kill().await;
 
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
-        .args([
-            "serve",
-            "--no-auth",
-            "--listen",
-            "0.0.0.0:0",
-            "--database-url",
-            &db,
-        ])
-        .output()
-        .unwrap();
+    let mut refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"));
+    refused.args([
+        "serve",
+        "--no-auth",
+        "--listen",
+        "0.0.0.0:0",
+        "--database-url",
+        &db,
+    ]);
+    // Refused at once, not served (a served one fails after 2 minutes).
+    let refused = awaited(refused).await;
     assert!(!refused.status.success());
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(
@@ -867,7 +889,7 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
 
     // On loopback it serves everything without credentials, and says so.
     let port = free_port();
-    let mut open = std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
+    let mut open = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
         .args([
             "serve",
             "--no-auth",
@@ -880,14 +902,17 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
         .env("KANDEV_NO_SEED", "1")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let out = open.stdout.take().unwrap();
-    let warned = tokio::task::spawn_blocking(move || {
-        std::io::BufReader::new(out)
-            .lines()
-            .map_while(Result::ok)
-            .any(|l| l.contains("--no-auth") && l.contains("local development"))
+    let mut out = tokio::io::BufReader::new(open.stdout.take().unwrap()).lines();
+    let warned = tokio::spawn(async move {
+        while let Ok(Some(l)) = out.next_line().await {
+            if l.contains("--no-auth") && l.contains("local development") {
+                return true;
+            }
+        }
+        false
     });
     let mut status = 0;
     // A debug build on a busy machine can take seconds to start.
@@ -903,9 +928,12 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(status, 200);
-    let _ = open.kill();
-    let _ = open.wait();
-    assert!(warned.await.unwrap(), "the --no-auth warning");
+    let _ = open.kill().await;
+    let warned = tokio::time::timeout(within, warned)
+        .await
+        .expect("the server's output ends once it is killed")
+        .unwrap();
+    assert!(warned, "the --no-auth warning");
 }
 
 /// Every response carries the security headers; a page's inline scripts

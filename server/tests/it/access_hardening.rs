@@ -559,8 +559,8 @@ async fn sign_in_without_a_valid_link_only_reads(engine: Engine) {
     assert_eq!(st, 503);
 }
 
-fn cli_ok(args: &[&str], db: &str) -> String {
-    let out = crate::access::cli(args, db);
+async fn cli_ok(args: &[&str], db: &str) -> String {
+    let out = crate::access::cli(args, db).await;
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -585,7 +585,7 @@ async fn people_are_managed_from_the_command_line(engine: Engine) {
             .send()
     };
     assert_eq!(me().await.unwrap().status(), 200);
-    let listed = cli_ok(&["user", "list"], &db);
+    let listed = cli_ok(&["user", "list"], &db).await;
     let line = listed
         .lines()
         .find(|l| l.starts_with("Ada "))
@@ -604,7 +604,8 @@ async fn people_are_managed_from_the_command_line(engine: Engine) {
             "routes:act,catalogue:read",
         ],
         &db,
-    );
+    )
+    .await;
     let now: Value = me().await.unwrap().json().await.unwrap();
     assert_eq!(
         now["permissions"],
@@ -614,7 +615,8 @@ async fn people_are_managed_from_the_command_line(engine: Engine) {
     cli_ok(
         &["user", "revoke", "Ada", "--permissions", "catalogue:read"],
         &db,
-    );
+    )
+    .await;
     let now: Value = me().await.unwrap().json().await.unwrap();
     assert_eq!(
         now["permissions"],
@@ -622,30 +624,30 @@ async fn people_are_managed_from_the_command_line(engine: Engine) {
         "{now}"
     );
 
-    cli_ok(&["user", "disable", "Ada"], &db);
+    cli_ok(&["user", "disable", "Ada"], &db).await;
     assert_eq!(
         me().await.unwrap().status(),
         401,
         "a disabled person's session ends at once"
     );
-    let listed = cli_ok(&["user", "list"], &db);
+    let listed = cli_ok(&["user", "list"], &db).await;
     assert!(
         listed
             .lines()
             .any(|l| l.starts_with("Ada ") && l.contains("disabled") && l.contains("0 sessions")),
         "{listed}"
     );
-    let refused = crate::access::cli(&["user", "link", "Ada"], &db);
+    let refused = crate::access::cli(&["user", "link", "Ada"], &db).await;
     assert!(!refused.status.success());
-    cli_ok(&["user", "enable", "Ada"], &db);
-    let linked = cli_ok(&["user", "link", "Ada", "--url", &s.base], &db);
+    cli_ok(&["user", "enable", "Ada"], &db).await;
+    let linked = cli_ok(&["user", "link", "Ada", "--url", &s.base], &db).await;
     let link = linked.lines().last().unwrap().to_string();
     let signed_in = crate::access::open_link(&no_redirects(), &link).await;
     assert_eq!(signed_in.status(), 303);
 
     let again =
         crate::access::sign_in(&s, "Grace", Permissions::of(&[Permission::RoutesAct])).await;
-    cli_ok(&["user", "remove", "Grace"], &db);
+    cli_ok(&["user", "remove", "Grace"], &db).await;
     let gone = browser
         .get(s.url("/api/v1/session"))
         .header("cookie", format!("kandev_session={}", again.0))
@@ -657,8 +659,8 @@ async fn people_are_managed_from_the_command_line(engine: Engine) {
         401,
         "a removed person's session ends at once"
     );
-    assert!(!cli_ok(&["user", "list"], &db).contains("Grace"));
-    let unknown = crate::access::cli(&["user", "disable", "Nobody"], &db);
+    assert!(!cli_ok(&["user", "list"], &db).await.contains("Grace"));
+    let unknown = crate::access::cli(&["user", "disable", "Nobody"], &db).await;
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("`Nobody`"));
 }

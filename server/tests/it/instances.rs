@@ -484,9 +484,15 @@ async fn sqlite_a_second_server_on_one_file_is_refused() {
     let mut first = start(&db.url).await;
     let mut second = serve_command(&db.url, free_port());
     second.stderr(Stdio::piped());
+    // Awaited, not waited for on a blocking thread: a second server that
+    // is not refused is killed when the timeout drops it, so the test
+    // fails (a blocking `output()` would keep running, and the test's
+    // runtime waits for its blocking threads when it shuts down: a hang).
     let out = tokio::time::timeout(
         Duration::from_secs(30),
-        tokio::task::spawn_blocking(move || second.output().unwrap()),
+        tokio::process::Command::from(second)
+            .kill_on_drop(true)
+            .output(),
     )
     .await
     .expect("the second server is refused at once, not left running")

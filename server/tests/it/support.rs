@@ -75,15 +75,27 @@ impl TestDb {
             Engine::Postgres => {
                 let admin = postgres_admin_url();
                 let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
-                let mut conn = sqlx::PgConnection::connect(&admin)
-                    .await
-                    .unwrap_or_else(|e| {
-                        panic!("PostgreSQL must be reachable at {admin} for the store tests: {e}")
-                    });
-                sqlx::query(&format!("CREATE DATABASE {name}"))
-                    .execute(&mut conn)
-                    .await
-                    .expect("create test database");
+                // Bounded: a server that accepts and never answers (or a
+                // CREATE DATABASE stuck behind a lock) fails this test,
+                // saying so, instead of holding the whole run.
+                let created = tokio::time::timeout(PG_ADMIN_TIMEOUT, async {
+                    let mut conn = sqlx::PgConnection::connect(&admin)
+                        .await
+                        .unwrap_or_else(|e| {
+                            panic!(
+                                "PostgreSQL must be reachable at {admin} for the store tests: {e}"
+                            )
+                        });
+                    sqlx::query(&format!("CREATE DATABASE {name}"))
+                        .execute(&mut conn)
+                        .await
+                        .expect("create test database");
+                })
+                .await;
+                assert!(
+                    created.is_ok(),
+                    "PostgreSQL at {admin} did not create {name} within {PG_ADMIN_TIMEOUT:?}"
+                );
                 let url = replace_db(&admin, &name);
                 let store = store::connect(&url).await.expect("open PostgreSQL");
                 TestDb {
@@ -137,24 +149,36 @@ fn replace_db(url: &str, name: &str) -> String {
     out
 }
 
+/// The longest a test database's CREATE or DROP (connection included)
+/// may take: milliseconds normally, seconds on a loaded machine.
+const PG_ADMIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 impl Drop for TestDb {
     fn drop(&mut self) {
         if let Some(name) = self.pg_name.take() {
             let admin = postgres_admin_url();
-            // Dropping needs its own runtime: Drop cannot await.
+            // Dropping needs its own runtime: Drop cannot await. It blocks
+            // the test's thread, so it is bounded: a DROP that never
+            // returns would hold the test (and the run) for ever; instead
+            // the database is left behind, named on stderr.
             let _ = std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .unwrap();
-                rt.block_on(async move {
+                let dropped = rt.block_on(tokio::time::timeout(PG_ADMIN_TIMEOUT, async {
                     if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
                         let _ =
                             sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
                                 .execute(&mut conn)
                                 .await;
                     }
-                });
+                }));
+                if dropped.is_err() {
+                    eprintln!(
+                        "test database {name} was not dropped within {PG_ADMIN_TIMEOUT:?}; left behind"
+                    );
+                }
             })
             .join();
         }
