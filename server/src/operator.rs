@@ -122,10 +122,23 @@ struct Client {
     token: Option<String>,
 }
 
+/// The HTTP client of the commands that talk to a server: bounded, so a
+/// server that accepts and never answers fails the command ("cannot reach
+/// …: operation timed out", exit 4) instead of holding the operator's
+/// terminal (or a script) for ever. Every answer they wait for takes
+/// milliseconds; nothing they call long-polls.
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(std::time::Duration::from_secs(120))
+        .build()
+        .unwrap_or_default()
+}
+
 impl Client {
     fn new(remote: &Remote) -> Client {
         Client {
-            http: reqwest::Client::new(),
+            http: http_client(),
             base: remote.server.trim_end_matches('/').to_string(),
             token: remote.token.clone(),
         }

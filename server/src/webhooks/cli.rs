@@ -147,7 +147,7 @@ async fn send(
     body: Option<serde_json::Value>,
 ) -> Result<String, String> {
     let base = server.server.trim_end_matches('/');
-    let mut req = reqwest::Client::new()
+    let mut req = crate::operator::http_client()
         .request(method, format!("{base}{path}"))
         .bearer_auth(&server.token);
     if let Some(b) = body {
