@@ -112,14 +112,7 @@ impl Audit {
         subject: &str,
         detail: Option<serde_json::Value>,
     ) -> Result<(), StoreError> {
-        let row = AuditRow {
-            id: 0,
-            at_ms: self.clock.now_ms(),
-            actor: actor_json(actor),
-            action: action.as_str().to_string(),
-            subject: subject.to_string(),
-            detail: detail.map(|d| d.to_string()),
-        };
+        let row = row(self.clock.now_ms(), actor, action, subject, detail);
         self.store.record_audit(&row).await
     }
 
@@ -133,6 +126,26 @@ impl Audit {
     ) -> Result<Vec<AuditEntry>, StoreError> {
         let rows = self.store.audit_after(after, subject, limit).await?;
         rows.into_iter().map(entry_of).collect()
+    }
+}
+
+/// The entry that `actor` did `action` to `subject` at `at_ms`, for the
+/// store to write: on its own ([`Audit::record_as`]) or in the
+/// transaction of the change it records (a route action's `Commit`).
+pub fn row(
+    at_ms: i64,
+    actor: &Actor,
+    action: AuditAction,
+    subject: &str,
+    detail: Option<serde_json::Value>,
+) -> AuditRow {
+    AuditRow {
+        id: 0,
+        at_ms,
+        actor: actor_json(actor),
+        action: action.as_str().to_string(),
+        subject: subject.to_string(),
+        detail: detail.map(|d| d.to_string()),
     }
 }
 

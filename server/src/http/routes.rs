@@ -22,7 +22,6 @@ use domain::api::{
     AckRequest, ActionRequest, ClaimAnswer, ClaimRequest, CreateRoute, EffectReport, EndRequest,
     FailureAnswer, InvocationReport,
 };
-use domain::audit::AuditAction;
 use domain::error::{ApiError, ErrorCode};
 use domain::ids::RouteId;
 use domain::policy::{FieldError, FieldErrorCode};
@@ -389,17 +388,8 @@ pub async fn actions(
     Path(id): Path<RouteId>,
     JsonBody(req): JsonBody<ActionRequest>,
 ) -> HttpResult<Json<RouteSnapshot>> {
-    let detail = serde_json::json!({
-        "action": req.action,
-        "expected_generation": req.expected_generation,
-    });
-    let route = s.routes.act(&id, req).await?;
-    let mut detail = detail;
-    detail["generation"] = serde_json::json!(route.generation);
-    s.audit()
-        .record(AuditAction::RouteAction, id.as_str(), Some(detail))
-        .await?;
-    Ok(Json(route))
+    // Audited (`route.action`) in the action's own transaction.
+    Ok(Json(s.routes.act(&id, req).await?))
 }
 
 /// Complete the route: the caller's session is over. The route ends
@@ -445,23 +435,15 @@ pub async fn cancel(
     end_route(&s, &id, End::Cancel, req).await
 }
 
-/// Ends the route and records who did (a route action in the audit trail).
+/// Ends the route; who did is a route action in the audit trail, written
+/// in the end's own transaction.
 async fn end_route(
     s: &AppState,
     id: &RouteId,
     how: End,
     req: EndRequest,
 ) -> HttpResult<Json<RouteSnapshot>> {
-    let mut detail = serde_json::json!({
-        "action": how.verb(),
-        "expected_generation": req.expected_generation,
-    });
-    let route = s.routes.end(id, how, req).await?;
-    detail["generation"] = serde_json::json!(route.generation);
-    s.audit()
-        .record(AuditAction::RouteAction, id.as_str(), Some(detail))
-        .await?;
-    Ok(Json(route))
+    Ok(Json(s.routes.end(id, how, req).await?))
 }
 
 /// Who may end a route: a person or tool with `routes:act` any route (as

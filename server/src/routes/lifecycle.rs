@@ -2,7 +2,7 @@
 //! is given up (`cancel`). Fenced by the generation the caller saw, like
 //! every transition; the route's armed schedules and open dispatches are
 //! voided in the same transaction, so nothing fires or is claimed for an
-//! ended route.
+//! ended route, and its audit entry (`route.action`) is written there too.
 
 use super::error::{Result, RouteError};
 use super::machine::{self, Trigger};
@@ -75,8 +75,11 @@ impl Routes {
     pub async fn end(&self, id: &RouteId, how: End, req: EndRequest) -> Result<RouteSnapshot> {
         let route = self.load(id).await?;
         let now = self.now();
+        let action = serde_json::json!(how.verb());
         if route.state == how.state() {
-            return Ok(route.snapshot(now));
+            return self
+                .unchanged(&route, action, req.expected_generation)
+                .await;
         }
         if req.expected_generation != route.generation {
             return Err(RouteError::Stale(Box::new(route.snapshot(now))));
@@ -84,7 +87,8 @@ impl Routes {
         if machine::next(route.state, how.trigger()) != Some(how.state()) {
             return Err(self.invalid(&format!("{} is not possible", how.verb()), &route));
         }
-        let (next, commit) = end(&route, how, now);
+        let (next, mut commit) = end(&route, how, now);
+        commit.audit = Some(self.action_audit(&next, action, req.expected_generation));
         self.apply_fenced(&route, next, commit, how.event()).await
     }
 }

@@ -22,7 +22,10 @@ use sqlx::PgConnection;
 use std::collections::HashSet;
 
 /// Whether the set-based path can commit `commits`: every member moves an
-/// existing route (a different one each) and only adds rows.
+/// existing route (a different one each) and only adds rows. A manual
+/// action's audit entry is not among the set-based statements: such
+/// actions are rare, and member by member writes the entry with its
+/// transition.
 pub(crate) fn plain(commits: &[Commit]) -> bool {
     let mut routes = HashSet::with_capacity(commits.len());
     commits.iter().all(|c| {
@@ -33,6 +36,7 @@ pub(crate) fn plain(commits: &[Commit]) -> bool {
             && c.withdraw_unclaimed.is_none()
             && c.circuits.is_empty()
             && c.opened_by.is_none()
+            && c.audit.is_none()
             && c.route
                 .as_ref()
                 .is_some_and(|r| routes.insert(r.id.as_str()))
@@ -376,6 +380,19 @@ mod tests {
             ..moving("d")
         };
         assert!(!plain(&[fires]));
+        // A manual action's audit entry is written member by member.
+        let audited = Commit {
+            audit: Some(crate::store::AuditRow {
+                id: 0,
+                at_ms: 2,
+                actor: "{}".into(),
+                action: "route.action".into(),
+                subject: "e".into(),
+                detail: None,
+            }),
+            ..moving("e")
+        };
+        assert!(!plain(&[moving("a"), audited]));
         assert!(!plain(&[Commit::default()]));
     }
 

@@ -201,6 +201,10 @@ pub struct Commit {
     /// Who caused the transition ([`domain::audit::Actor`] as JSON),
     /// stored with its event.
     pub event_actor: Option<String>,
+    /// The audit entry of a person's or token's manual action (a route
+    /// action, a route's end), written in the transition's transaction: a
+    /// fenced-out transition writes none, a committed one exactly one.
+    pub audit: Option<super::AuditRow>,
 }
 
 /// The idempotency key a route was created with (`route_keys`): who sent

@@ -167,8 +167,8 @@ const INSERT_EVENT: &str =
 /// Everything `c` says, in the order it must run: the route fenced by its
 /// generation first (so nothing else is written for a moved-on route),
 /// then what the transition consumes, the sweep of older generations,
-/// the new rows, the circuits (each fenced by its version), and the event
-/// last, whose id is the answer.
+/// the new rows, the circuits (each fenced by its version), the audit
+/// entry, and the event last, whose id is the answer.
 pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
     use Param::{Int, OptInt, OptText, Text};
     let route = c
@@ -403,6 +403,21 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
             check: Check::Any,
         });
     }
+    // Before the event, whose id ends the list; after every fence, so a
+    // moved-on route writes no entry.
+    if let Some(a) = &c.audit {
+        out.push(Statement {
+            sql: super::audit::INSERT_AUDIT,
+            params: vec![
+                Int(a.at_ms),
+                Text(&a.actor),
+                Text(&a.action),
+                Text(&a.subject),
+                OptText(a.detail.as_deref()),
+            ],
+            check: Check::Any,
+        });
+    }
     out.push(Statement {
         sql: INSERT_EVENT,
         params: vec![
@@ -420,7 +435,7 @@ pub(crate) fn statements(c: &Commit) -> Result<Vec<Statement<'_>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{RouteRow, ScheduleRow};
+    use crate::store::{AuditRow, RouteRow, ScheduleRow};
 
     fn route() -> RouteRow {
         RouteRow {
@@ -473,6 +488,14 @@ mod tests {
                 circuit: None,
             }),
             event_kind: "failure".into(),
+            audit: Some(AuditRow {
+                id: 0,
+                at_ms: 2,
+                actor: r#"{"kind":"local"}"#.into(),
+                action: "route.action".into(),
+                subject: "r".into(),
+                detail: None,
+            }),
             ..Commit::default()
         };
         let list = statements(&c).unwrap();
@@ -490,6 +513,7 @@ mod tests {
                 VOID_SCHEDULES,
                 VOID_DISPATCHES,
                 INSERT_SCHEDULE,
+                crate::store::audit::INSERT_AUDIT,
                 INSERT_EVENT
             ]
         );

@@ -2,7 +2,7 @@
 
 use crate::support::{table_counts, Engine, TestDb};
 use server::store::{
-    AttemptRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow, ProfileRow,
+    AttemptRow, AuditRow, CircuitRow, CircuitWrite, ClaimFilter, Commit, DispatchRow, ProfileRow,
     RouteFilter, RouteRow, ScheduleRow, StoreError, TokenRow,
 };
 
@@ -427,6 +427,18 @@ async fn circuit_writes_are_fenced_and_atomic_with_the_route(engine: Engine) {
 }
 
 /// A route `id` waiting on one armed schedule `s-<id>` due at `deadline`.
+/// A new route `id` at generation 1; answers its event's id.
+async fn created(s: &server::store::DynStore, id: &str) -> i64 {
+    s.commit(&Commit {
+        route: Some(route_row(id, 1)),
+        event_kind: "route.created".into(),
+        event_payload: "{}".into(),
+        ..Commit::default()
+    })
+    .await
+    .unwrap()
+}
+
 async fn waiting_route(s: &server::store::DynStore, id: &str, deadline: i64) {
     s.commit(&Commit {
         expected_generation: None,
@@ -813,14 +825,7 @@ async fn a_route_is_read_for_a_decision_with_its_profile_and_the_circuits(engine
     s.insert_profile(&row("p"), r#"{"kind":"timer"}"#)
         .await
         .unwrap();
-    s.commit(&Commit {
-        route: Some(route_row("r", 1)),
-        event_kind: "route.created".into(),
-        event_payload: "{}".into(),
-        ..Commit::default()
-    })
-    .await
-    .unwrap();
+    created(s, "r").await;
     let read = s.get_route_for_decision("r").await.unwrap().unwrap();
     assert_eq!(read.route, s.get_route("r").await.unwrap().unwrap());
     assert_eq!(read.profile, s.get_profile("p").await.unwrap());
@@ -869,14 +874,7 @@ async fn a_route_is_read_for_a_decision_with_the_token(engine: Engine) {
     s.insert_profile(&row("p"), r#"{"kind":"timer"}"#)
         .await
         .unwrap();
-    s.commit(&Commit {
-        route: Some(route_row("r", 1)),
-        event_kind: "route.created".into(),
-        event_payload: "{}".into(),
-        ..Commit::default()
-    })
-    .await
-    .unwrap();
+    created(s, "r").await;
     s.commit(&circuit_commit(
         "r1",
         None,
@@ -996,7 +994,78 @@ async fn the_timer_loops_looks_do_not_scan_every_schedule_on_postgres() {
     );
 }
 
+/// A route action's audit entry, as the service builds it.
+fn action_entry(route: &str, expected: i64, made: i64) -> AuditRow {
+    AuditRow {
+        id: 0,
+        at_ms: 3_000,
+        actor: r#"{"kind":"token","id":"t1","name":"ops"}"#.into(),
+        action: "route.action".into(),
+        subject: route.into(),
+        detail: Some(format!(
+            r#"{{"action":"stop","expected_generation":{expected},"generation":{made}}}"#
+        )),
+    }
+}
+
+/// A manual action's audit entry is written by its transition's commit,
+/// in its transaction: a fenced-out commit (a stale generation, alone or
+/// beside the one that won in the same batch) writes no entry, and a
+/// committed one exactly one, beside its event.
+async fn an_audited_commit_writes_its_entry_only_if_it_commits(engine: Engine) {
+    let db = TestDb::new(engine).await;
+    let s = &db.store;
+    let created = created(s, "r").await;
+    let stop = |expected: i64, made: i64| Commit {
+        expected_generation: Some(expected),
+        route: Some(RouteRow {
+            state: "action_required".into(),
+            ..route_row("r", made)
+        }),
+        void_pending: true,
+        event_kind: "route.action".into(),
+        event_payload: "{}".into(),
+        audit: Some(action_entry("r", expected, made)),
+        ..Commit::default()
+    };
+    let trail = || async { s.audit_after(0, Some("r"), 10).await.unwrap() };
+
+    let stale = s.commit(&stop(7, 8)).await;
+    assert!(
+        matches!(stale, Err(StoreError::StaleGeneration { current: 1 })),
+        "{stale:?}"
+    );
+    assert!(trail().await.is_empty());
+    assert_eq!(s.last_event_id().await.unwrap(), created);
+
+    // Two stops that saw generation 1, racing (in one batch or two): one
+    // commits, the other is fenced out by it, and only the winner's entry
+    // is written.
+    let (first, second) = (stop(1, 2), stop(1, 2));
+    let (a, b) = tokio::join!(s.commit(&first), s.commit(&second));
+    let (won, lost) = match (a, b) {
+        (Ok(id), Err(e)) | (Err(e), Ok(id)) => (id, e),
+        other => panic!("exactly one of two racing stops commits: {other:?}"),
+    };
+    assert!(
+        matches!(lost, StoreError::StaleGeneration { current: 2 }),
+        "{lost:?}"
+    );
+    assert_eq!(s.last_event_id().await.unwrap(), won);
+    let entries = trail().await;
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(
+        AuditRow {
+            id: 0,
+            ..entries[0].clone()
+        },
+        action_entry("r", 1, 2)
+    );
+    assert_eq!(s.get_route("r").await.unwrap().unwrap().generation, 2);
+}
+
 on_both_engines!(
+    an_audited_commit_writes_its_entry_only_if_it_commits,
     a_route_is_read_for_a_decision_with_the_token,
     a_route_is_read_for_a_decision_with_its_profile_and_the_circuits,
     a_route_is_read_with_its_profile,
