@@ -167,13 +167,15 @@ async fn serve_loads_the_directory_at_start_and_reloads_on_sighup() {
     let db = format!("sqlite://{}/c.db", data.path().display());
     let broken = catalogue_copy();
     break_rules(broken.path());
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"))
+    // Awaited under a bound: a regression that let it serve would otherwise
+    // hold the test (and the runtime of its server) for ever.
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_kandev-recovery"));
+    serve
         .args(["serve", "--listen", "127.0.0.1:0", "--database-url", &db])
         .arg("--catalogue")
         .arg(broken.path())
-        .env("KANDEV_NO_SEED", "1")
-        .output()
-        .expect("runs");
+        .env("KANDEV_NO_SEED", "1");
+    let refused = crate::access::awaited(serve).await;
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
