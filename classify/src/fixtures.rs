@@ -66,6 +66,10 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         include_str!("../../catalogue/fixtures/other-agents.json"),
     ),
     (
+        "fixtures/agent-wordings.json",
+        include_str!("../../catalogue/fixtures/agent-wordings.json"),
+    ),
+    (
         "fixtures/cli-runs.json",
         include_str!("../../catalogue/fixtures/cli-runs.json"),
     ),

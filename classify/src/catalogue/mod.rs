@@ -113,6 +113,10 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../catalogue/rules/other-agents.toml"),
     ),
     (
+        "rules/agent-wordings.toml",
+        include_str!("../../../catalogue/rules/agent-wordings.toml"),
+    ),
+    (
         "rules/openai-compatible.toml",
         include_str!("../../../catalogue/rules/openai-compatible.toml"),
     ),
