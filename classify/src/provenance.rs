@@ -90,7 +90,7 @@ impl LinePattern {
             return self.re.is_match(text);
         }
         let hits = self.prefilter.hits(lower, &[(0, lower.len())]);
-        !hits.is_empty() && self.prefilter.confirm(&hits, text, 0, &self.re)
+        !hits.is_empty() && self.prefilter.confirm(&hits, text, lower, 0, &self.re)
     }
 }
 

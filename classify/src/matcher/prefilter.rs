@@ -18,8 +18,11 @@
 //! runs only when no literal matched and a branch with real regex syntax
 //! (`[^\n]*`, `\d+`, `\s*`) may match: such a branch is cut at that syntax
 //! into runs that do expand (`you(?: have|'ve) (?:exceeded|reached) your`
-//! … `[^\n]*` … `(?:limit|quota)`), and every run must have a hit in the
-//! segment before the regex is worth running. For a pattern made only of such
+//! … `[^\n]*` … `(?:limit|quota)`), and every run must occur in the
+//! segment before the regex is worth running. Only the rarest run's strings
+//! go in the automaton; the others, often common words (`in `, `your `,
+//! `error`) that would make hits in most segments, are searched for only in
+//! a segment where it hit. For a pattern made only of such
 //! strings, where its last match starts is also computed from the hits (the
 //! excerpt is centred there) the way the regex's leftmost-first,
 //! non-overlapping `find_iter` would report it: strings are kept in the
@@ -27,6 +30,7 @@
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::{dfa::DFA, Anchored, MatchKind};
+use memchr::memmem::Finder;
 use regex::bytes::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use regex_syntax::ParserBuilder;
@@ -55,6 +59,9 @@ struct Plan {
     /// strings where a top-level alternative expands into strings, else the
     /// alternative itself.
     branches: Vec<Branch>,
+    /// Per regex branch with more than one part: the parts left out of the
+    /// literals (see [`Prefilter::rest`]).
+    rest: Vec<(u32, Vec<Vec<Vec<u8>>>)>,
 }
 
 /// How a hit on a branch's literal is confirmed.
@@ -65,7 +72,8 @@ pub(crate) enum Branch {
     Literal { word_start: bool, word_end: bool },
     /// Anything else: the pattern's regex decides, once each of the
     /// branch's `parts` (sets of literals a match must contain one of, all of
-    /// them required) has a hit.
+    /// them required) has a hit and each of its other parts
+    /// ([`Prefilter::rest`]) occurs in the segment.
     Regex { parts: u32 },
 }
 
@@ -89,6 +97,7 @@ fn plan(pattern: &str) -> Option<Plan> {
     let mut literals = Vec::new();
     let mut required_count = 0;
     let mut branches = Vec::new();
+    let mut rest = Vec::new();
     for alt in top_level(&hir) {
         let strings = if flags { None } else { expand(&alt) };
         match strings {
@@ -113,20 +122,34 @@ fn plan(pattern: &str) -> Option<Plan> {
                         vec![lits]
                     }
                 };
+                // Only the rarest part goes in the automaton: the common
+                // words of the others (`in `, `your `, `error`) would make
+                // hits in most segments. The others are searched for only
+                // in a segment where it hit, before the regex runs.
                 let b = branches.len();
-                for (k, lits) in parts.iter().enumerate() {
-                    literals.extend(lits.iter().map(|l| (l.clone(), b, k)));
+                let mut parts = parts;
+                let rarest = (0..parts.len())
+                    .max_by_key(|&k| rarity(&parts[k]))
+                    .unwrap_or(0);
+                let kept = parts.remove(rarest);
+                literals.extend(kept.into_iter().map(|l| (l, b, 0)));
+                // Rarest first: the search stops at the first part missing.
+                parts.sort_by_key(|p| std::cmp::Reverse(rarity(p)));
+                if !parts.is_empty() {
+                    rest.push((b as u32, parts));
                 }
-                branches.push(Branch::Regex {
-                    parts: parts.len() as u32,
-                });
+                branches.push(Branch::Regex { parts: 1 });
             }
         }
     }
     if literals.is_empty() || literals.iter().any(|(l, _, _)| l.len() < MIN_LITERAL) {
         return None;
     }
-    Some(Plan { literals, branches })
+    Some(Plan {
+        literals,
+        branches,
+        rest,
+    })
 }
 
 /// For a branch that does not expand: the runs of its concatenation that do
@@ -370,15 +393,18 @@ fn required(h: &Hir) -> Option<Vec<Vec<u8>>> {
 
 /// Prefers the candidate whose shortest literal is longest, then fewer literals.
 fn keep_better(best: &mut Option<Vec<Vec<u8>>>, cand: Vec<Vec<u8>>) {
-    let score = |v: &Vec<Vec<u8>>| {
-        (
-            v.iter().map(Vec::len).min().unwrap_or(0),
-            usize::MAX - v.len(),
-        )
-    };
-    if best.as_ref().is_none_or(|b| score(&cand) > score(b)) {
+    if best.as_ref().is_none_or(|b| rarity(&cand) > rarity(b)) {
         *best = Some(cand);
     }
+}
+
+/// How rarely a set of literals is likely to occur: its shortest literal's
+/// length, then fewer literals.
+fn rarity(v: &[Vec<u8>]) -> (usize, usize) {
+    (
+        v.iter().map(Vec::len).min().unwrap_or(0),
+        usize::MAX - v.len(),
+    )
 }
 
 /// One occurrence of a pattern's literal inside one segment. Sorted, hits
@@ -413,6 +439,11 @@ pub(crate) struct Prefilter {
     branches: Vec<Option<Vec<Branch>>>,
     /// Patterns without a usable literal.
     always: Vec<usize>,
+    /// Per pattern: for each regex branch of several parts, the parts left
+    /// out of the automaton (lower-cased literal sets), all of which must
+    /// occur in a segment where the branch's kept part hit. Searchers built
+    /// once: building one costs more than the search.
+    rest: Vec<Vec<(u32, Vec<Vec<Finder<'static>>>)>>,
 }
 
 impl Prefilter {
@@ -423,12 +454,27 @@ impl Prefilter {
         let mut uses: Vec<Vec<(u32, u32, u32)>> = Vec::new();
         let mut branches = Vec::with_capacity(patterns.len());
         let mut always = Vec::new();
+        let mut rest = Vec::with_capacity(patterns.len());
         for (i, p) in patterns.iter().enumerate() {
             let Some(plan) = plan(p) else {
                 always.push(i);
                 branches.push(None);
+                rest.push(Vec::new());
                 continue;
             };
+            rest.push(
+                plan.rest
+                    .into_iter()
+                    .map(|(b, parts)| {
+                        let lower = |lits: Vec<Vec<u8>>| {
+                            lits.into_iter()
+                                .map(|l| Finder::new(&l.to_ascii_lowercase()).into_owned())
+                                .collect()
+                        };
+                        (b, parts.into_iter().map(lower).collect())
+                    })
+                    .collect(),
+            );
             for (lit, b, part) in plan.literals {
                 let lit = lit.to_ascii_lowercase();
                 let k = *index.entry(lit.clone()).or_insert_with(|| {
@@ -466,6 +512,7 @@ impl Prefilter {
             uses,
             branches,
             always,
+            rest,
         })
     }
 
@@ -527,8 +574,15 @@ impl Prefilter {
 
     /// Whether `pattern` matches in a segment, given its hits there (all of
     /// one pattern and segment, at least one). `text` is the segment, which
-    /// starts at `offset` in the haystack.
-    pub(crate) fn confirm(&self, hits: &[Hit], text: &[u8], offset: usize, re: &Regex) -> bool {
+    /// starts at `offset` in the haystack, and `lower` it ASCII-lowercased.
+    pub(crate) fn confirm(
+        &self,
+        hits: &[Hit],
+        text: &[u8],
+        lower: &[u8],
+        offset: usize,
+        re: &Regex,
+    ) -> bool {
         let Some(branches) = hits
             .first()
             .and_then(|h| self.branches[h.pattern as usize].as_ref())
@@ -544,7 +598,7 @@ impl Prefilter {
         });
         // Without a literal match, the regex can only match through a branch
         // with regex syntax, which needs a hit on each of its parts.
-        literal || (regex_branch_possible(branches, hits) && re.is_match(text))
+        literal || (self.regex_branch_possible(branches, hits, lower) && re.is_match(text))
     }
 
     /// Where a pattern's last match in a segment is, as `(start, end)` within
@@ -557,10 +611,11 @@ impl Prefilter {
         &self,
         hits: &[Hit],
         text: &[u8],
+        lower: &[u8],
         offset: usize,
     ) -> Option<(usize, usize)> {
         let branches = self.branches[hits.first()?.pattern as usize].as_ref()?;
-        if regex_branch_possible(branches, hits) {
+        if self.regex_branch_possible(branches, hits, lower) {
             return None;
         }
         let mut at = 0;
@@ -585,35 +640,56 @@ impl Prefilter {
     }
 }
 
-/// Whether some branch with regex syntax has a hit on each of its parts
-/// among `hits` (one pattern's hits in one segment).
-fn regex_branch_possible(branches: &[Branch], hits: &[Hit]) -> bool {
-    // Parts seen so far, per regex branch with hits: (branch, bits).
-    let mut seen: [(u32, u32); 4] = [(u32::MAX, 0); 4];
-    for h in hits {
-        let Branch::Regex { parts } = branches[h.branch as usize] else {
-            continue;
+impl Prefilter {
+    /// Whether some branch with regex syntax has a hit on each of its parts
+    /// among `hits` (one pattern's hits in one segment) and its other parts
+    /// occur in the segment (`lower`, ASCII-lowercased).
+    fn regex_branch_possible(&self, branches: &[Branch], hits: &[Hit], lower: &[u8]) -> bool {
+        // Parts seen so far, per regex branch with hits: (branch, bits).
+        let mut seen: [(u32, u32); 4] = [(u32::MAX, 0); 4];
+        let Some(first) = hits.first() else {
+            return false;
         };
-        let all = if parts >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << parts) - 1
+        let rest = &self.rest[first.pattern as usize];
+        // Whether every left-out part of `branch` occurs in the segment.
+        let others_occur = |branch: u32| {
+            rest.iter()
+                .find(|(b, _)| *b == branch)
+                .is_none_or(|(_, parts)| {
+                    parts
+                        .iter()
+                        .all(|lits| lits.iter().any(|l| l.find(lower).is_some()))
+                })
         };
-        match seen
-            .iter_mut()
-            .find(|(b, _)| *b == h.branch || *b == u32::MAX)
-        {
-            Some(slot) => {
-                *slot = (h.branch, slot.1 | 1 << h.part);
-                if slot.1 == all {
-                    return true;
+        for h in hits {
+            let Branch::Regex { parts } = branches[h.branch as usize] else {
+                continue;
+            };
+            let all = if parts >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << parts) - 1
+            };
+            match seen
+                .iter_mut()
+                .find(|(b, _)| *b == h.branch || *b == u32::MAX)
+            {
+                Some(slot) => {
+                    if slot.1 == all {
+                        // Complete already, and the other parts were missing.
+                        continue;
+                    }
+                    *slot = (h.branch, slot.1 | 1 << h.part);
+                    if slot.1 == all && others_occur(h.branch) {
+                        return true;
+                    }
                 }
+                // More regex branches than slots: assume it can.
+                None => return true,
             }
-            // More regex branches than slots: assume it can.
-            None => return true,
         }
+        false
     }
-    false
 }
 
 /// Whether `text[start..end]` (a literal occurrence) has the ASCII word
@@ -695,16 +771,29 @@ mod tests {
                 lit(false, false),
                 lit(true, false),
                 lit(false, true),
-                Branch::Regex { parts: 2 },
+                Branch::Regex { parts: 1 },
                 lit(false, false),
             ]
         );
+        // A regex branch's rarest part is its literals; the others are
+        // searched for only where it hits.
+        fn of(p: &Plan, b: usize) -> Vec<&[u8]> {
+            p.literals
+                .iter()
+                .filter(|l| l.1 == b)
+                .map(|l| l.0.as_slice())
+                .collect()
+        }
+        assert_eq!(of(&p, 4), vec![b"limit"]);
+        assert_eq!(p.rest, vec![(4, vec![vec![b"rate".to_vec()]])]);
         // A prefix common to every branch is put back into each.
         let p = plan(r"\bfoo (?:bar|baz)\b|\bqux\s+quux").unwrap();
         assert_eq!(
             p.branches,
-            vec![lit(true, true), lit(true, true), Branch::Regex { parts: 2 }]
+            vec![lit(true, true), lit(true, true), Branch::Regex { parts: 1 }]
         );
+        assert_eq!(of(&p, 2), vec![b"quux"]);
+        assert_eq!(p.rest, vec![(2, vec![vec![b"qux".to_vec()]])]);
         // Inline flags: the case-sensitive reading no longer stands for the regex.
         let p = plan(r"(?-i:\bfoo bar\b)|baz qux").unwrap();
         assert!(p.branches.iter().all(|b| matches!(b, Branch::Regex { .. })));
@@ -815,12 +904,12 @@ mod tests {
                     .filter(|h| h.pattern == i as u32)
                     .collect();
                 let want = re.is_match(t);
-                let got = !hits.is_empty() && p.confirm(&hits, t, 0, &re);
+                let got = !hits.is_empty() && p.confirm(&hits, t, &lower, 0, &re);
                 assert_eq!(got, want, "{pat} on {:?}", String::from_utf8_lossy(t));
                 if want {
                     // Computed from the hits unless the regex branch may match.
                     let last = re.find_iter(t).last().map(|m| (m.start(), m.end()));
-                    let got = p.last_literal_match(&hits, t, 0);
+                    let got = p.last_literal_match(&hits, t, &lower, 0);
                     let regex_may = pat.contains("a+") && t.windows(3).any(|w| w == b"r x");
                     assert_eq!(got.is_none(), regex_may, "{pat}");
                     if got.is_some() {
@@ -956,6 +1045,7 @@ mod agreement {
         let always = pf.is_always(pattern);
         prop_assert_eq!(always, pf.always().contains(&pattern));
         let hay = text.as_bytes();
+        let lower = hay.to_ascii_lowercase();
         for (g, &(start, end)) in segments.iter().enumerate() {
             let seg = &hay[start..end];
             let mine: Vec<Hit> = hits
@@ -967,7 +1057,7 @@ mod agreement {
             let got = if always {
                 want
             } else {
-                !mine.is_empty() && pf.confirm(&mine, seg, start, re)
+                !mine.is_empty() && pf.confirm(&mine, seg, &lower[start..end], start, re)
             };
             prop_assert_eq!(
                 got,
@@ -976,7 +1066,7 @@ mod agreement {
                 re.as_str(),
                 String::from_utf8_lossy(seg)
             );
-            if let Some(got) = pf.last_literal_match(&mine, seg, start) {
+            if let Some(got) = pf.last_literal_match(&mine, seg, &lower[start..end], start) {
                 let last = re.find_iter(seg).last().map(|m| (m.start(), m.end()));
                 prop_assert_eq!(
                     Some(got),

@@ -122,7 +122,8 @@ impl<'a> TextHits<'a> {
                     let g = hits[end - 1].segment;
                     let begin = hits[..end].partition_point(|h| h.segment < g);
                     let (start, stop) = segs[g as usize];
-                    if pf.confirm(&hits[begin..end], &hay[start..stop], start, re) {
+                    let lower = &self.facts.lower[slot][start..stop];
+                    if pf.confirm(&hits[begin..end], &hay[start..stop], lower, start, re) {
                         found = Some(g as usize);
                         break;
                     }
@@ -162,7 +163,8 @@ impl<'a> TextHits<'a> {
             let hits = self.pattern_hits(slot, pattern);
             let lo = hits.partition_point(|h| (h.segment as usize) < g);
             let hi = hits.partition_point(|h| (h.segment as usize) <= g);
-            pf.last_literal_match(&hits[lo..hi], text, start)
+            let lower = &self.facts.lower[slot][start..end];
+            pf.last_literal_match(&hits[lo..hi], text, lower, start)
         };
         let (m_start, m_end) = match last {
             Some(m) => m,
