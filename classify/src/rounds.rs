@@ -189,6 +189,16 @@ mod tests {
     }
 
     #[test]
+    fn every_round_folded_is_no_rounds() {
+        // Once every round has been folded into corpus/, the directory
+        // keeps only floors.toml with the folded floors' history as
+        // comments: nothing to gate, and not an error.
+        let comments = "# Round 4 was folded into corpus/dev-round-4.jsonl.\n";
+        let dir = dir_with("all-folded", &[(FLOORS_FILE, comments)]);
+        assert!(load(&dir).unwrap().is_empty());
+    }
+
+    #[test]
     fn no_rounds_directory_is_no_rounds() {
         assert!(load(Path::new("/nonexistent/kandev/rounds"))
             .unwrap()
