@@ -97,6 +97,10 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         "fixtures/generic-tier.json",
         include_str!("../../catalogue/fixtures/generic-tier.json"),
     ),
+    (
+        "fixtures/generic-services.json",
+        include_str!("../../catalogue/fixtures/generic-services.json"),
+    ),
 ];
 
 /// One fixture.

@@ -140,6 +140,10 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         "rules/generic-tier.toml",
         include_str!("../../../catalogue/rules/generic-tier.toml"),
     ),
+    (
+        "rules/generic-services.toml",
+        include_str!("../../../catalogue/rules/generic-services.toml"),
+    ),
 ];
 
 /// One rule that matched, for explanations and collision checks.
