@@ -50,6 +50,14 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         include_str!("../../catalogue/fixtures/openrouter.json"),
     ),
     (
+        "fixtures/github-models.json",
+        include_str!("../../catalogue/fixtures/github-models.json"),
+    ),
+    (
+        "fixtures/cerebras.json",
+        include_str!("../../catalogue/fixtures/cerebras.json"),
+    ),
+    (
         "fixtures/litellm-aider.json",
         include_str!("../../catalogue/fixtures/litellm-aider.json"),
     ),

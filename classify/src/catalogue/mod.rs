@@ -97,6 +97,14 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../catalogue/rules/openrouter.toml"),
     ),
     (
+        "rules/github-models.toml",
+        include_str!("../../../catalogue/rules/github-models.toml"),
+    ),
+    (
+        "rules/cerebras.toml",
+        include_str!("../../../catalogue/rules/cerebras.toml"),
+    ),
+    (
         "rules/litellm-aider.toml",
         include_str!("../../../catalogue/rules/litellm-aider.toml"),
     ),
