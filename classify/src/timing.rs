@@ -318,7 +318,7 @@ pub(crate) fn parse_go_duration(s: &str) -> Option<f64> {
 /// "try again in", "retry after", "resets in", … (the duration follows).
 static PHRASE_TRIGGER: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
-        r"\b(?:try again|retry|resets?|available again|please wait|wait|refresh(?:es)?)[ \t]+(?:in|after|for)?[ \t]*",
+        r"\b(?:try again|retry|resets?|available again|please wait|wait|refresh(?:es)?|come back)[ \t]+(?:in|after|for)?[ \t]*",
         &[
             "try again",
             "retry",
@@ -327,6 +327,7 @@ static PHRASE_TRIGGER: LazyLock<Led> = LazyLock::new(|| {
             "please wait",
             "wait",
             "refresh",
+            "come back",
         ],
     )
 });
@@ -525,7 +526,7 @@ static CLOCK: LazyLock<Led> = LazyLock::new(|| {
             r"\b(?:resets?(?:[\x20\t]+at)?|try[\x20\t]+again[\x20\t]+(?:at|after)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]+",
             r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?(?:at[\x20\t]+)?|(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})[\x20\t]+(?:at[\x20\t]+)?)?",
             r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?[\x20\t]*(?P<ampm>[ap]\.?m\b\.?)?[\x20\t]*",
-            r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\)|\((?:UTC|GMT)\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|Z\b|[+-]\d{2}:?\d{2})?",
+            r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\d{0,2}\)|\((?:UTC|GMT)\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?(?:[+-]\d{1,2}\b)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|Z\b|[+-]\d{2}:?\d{2})?",
         ),
         &["reset", "try", "available", "regain", "until", "after"],
     )
@@ -675,8 +676,14 @@ fn zoned(
         let off = parse_offset(rest.trim())?;
         return resolve_in(&off, date, hour, minute, now);
     }
+    // POSIX `Etc/GMT+5` is five hours *behind* UTC (the sign is inverted);
+    // the tz database already spells it so, only the case needs mending.
+    let etc = upper
+        .strip_prefix("ETC/GMT")
+        .map(|offset| format!("Etc/GMT{offset}"));
     let tz = chrono_tz::Tz::from_str(zone)
         .ok()
+        .or_else(|| etc.and_then(|z| chrono_tz::Tz::from_str(&z).ok()))
         .or_else(|| chrono_tz::Tz::from_str(&iana_case(zone)).ok())?;
     resolve_in(&tz, date, hour, minute, now)
 }
@@ -861,6 +868,24 @@ mod tests {
         assert!(clock("resets 10am (PST)").is_none());
     }
 
+    #[test]
+    fn clocks_read_posix_etc_zones() {
+        // Etc/GMT+5 is UTC-5: POSIX inverts the sign.
+        let t = clock("Your limit will reset at 1pm (Etc/GMT+5).").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T18:00:00+00:00");
+        let t = clock("resets 9am (etc/gmt-9)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T00:00:00+00:00");
+        // Etc/GMT+15 does not exist.
+        assert!(clock("resets 9am (Etc/GMT+15)").is_none());
+    }
+
+    #[test]
+    fn phrases_read_come_back_in() {
+        let t = phrase("You have used all of today's free usage. Come back in 3h 47m.").unwrap();
+        assert_eq!(t, now() + Duration::minutes(227));
+        assert!(phrase("Come back later.").is_none());
+    }
+
     /// Led patterns find exactly what the plain patterns find, for texts
     /// made of the patterns' own words.
     #[test]
@@ -880,6 +905,8 @@ mod tests {
             "again",
             "wait",
             "Refreshes in 1h",
+            "Come back in 3h 47m",
+            "reset at 1pm (Etc/GMT+5)",
             "Available After 4 PM GMT",
             "regain access on 2026-12-01 at 00:00 UTC",
             "Regain Access At 2026-12-01 13:30 +02:00",
