@@ -42,7 +42,7 @@
 use super::evidence::{Evidence, Item};
 use super::facts::{Facts, Source, NO_LINE};
 use super::mask::{LineUse, Mask};
-use super::matcher::build_regex;
+use super::matcher::build_regex_lines;
 use super::matcher::prefilter::Prefilter;
 use regex::bytes::Regex;
 use serde::Deserialize;
@@ -74,23 +74,39 @@ pub struct ProvenanceSpec {
 #[derive(Debug)]
 struct LinePattern {
     prefilter: Prefilter,
+    /// The catalogue's regex (multi-line, as every pattern is compiled)…
     re: Regex,
+    /// …and the same pattern single-line, for text without a `\n` (a
+    /// stream line always): it answers alike there, and the anchored
+    /// patterns (`echo`, parts of `tool`) stop at the line's first bytes
+    /// instead of scanning a long line for line starts.
+    line_re: Regex,
 }
 
 impl LinePattern {
     fn new(pattern: &str) -> Result<LinePattern, String> {
-        let re = build_regex(pattern).map_err(|e| e.to_string())?;
+        let re = build_regex_lines(pattern, true).map_err(|e| e.to_string())?;
+        let line_re = build_regex_lines(pattern, false).map_err(|e| e.to_string())?;
         let prefilter = Prefilter::build(&[pattern])?;
-        Ok(LinePattern { prefilter, re })
+        Ok(LinePattern {
+            prefilter,
+            re,
+            line_re,
+        })
     }
 
     /// Whether the pattern matches `text` (`lower` is it ASCII-lowercased).
     fn matches(&self, text: &[u8], lower: &[u8]) -> bool {
+        let re = if memchr::memchr(b'\n', text).is_none() {
+            &self.line_re
+        } else {
+            &self.re
+        };
         if self.prefilter.is_always(0) {
-            return self.re.is_match(text);
+            return re.is_match(text);
         }
         let hits = self.prefilter.hits(lower, &[(0, lower.len())]);
-        !hits.is_empty() && self.prefilter.confirm(&hits, text, lower, 0, &self.re)
+        !hits.is_empty() && self.prefilter.confirm(&hits, text, lower, 0, re)
     }
 }
 
@@ -414,4 +430,48 @@ fn ended_in_success(ev: &Evidence) -> bool {
         }
     }
     any
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LinePattern;
+    use crate::matcher::build_regex;
+
+    /// The single-line regex a line without `\n` is tried with answers as
+    /// the catalogue's multi-line regex does, anchors included; text with a
+    /// `\n` keeps the multi-line regex.
+    #[test]
+    fn line_pattern_answers_as_the_multi_line_regex() {
+        let patterns = [
+            r"^\s*(?:>|you\s*:)\s\S",
+            r"\bdone$|^ok\b",
+            r"retrying\b|^\s*> \S",
+        ];
+        let texts = [
+            "> why do I get 429s?",
+            "  you: hello",
+            "error: x > y",
+            "not done",
+            "done here",
+            "ok then",
+            "is it ok",
+            "first line\n> second",
+            "all done\nthen more",
+            "ok\r",
+            "",
+            "Retrying in 4 seconds",
+        ];
+        for p in patterns {
+            let lp = LinePattern::new(p).unwrap();
+            let re = build_regex(p).unwrap();
+            for t in texts {
+                let lower = t.to_ascii_lowercase();
+                assert_eq!(
+                    lp.matches(t.as_bytes(), lower.as_bytes()),
+                    re.is_match(t.as_bytes()),
+                    "{p} on {t:?}"
+                );
+            }
+        }
+    }
 }

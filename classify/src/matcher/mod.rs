@@ -134,10 +134,19 @@ impl Evaluation<'_> {
 
 /// Compiles one catalogue pattern with the same options the sets use.
 pub(crate) fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
+    build_regex_lines(pattern, true)
+}
+
+/// [`build_regex`], or with `multi_line` false the same pattern for a
+/// haystack without a `\n`: there `^` and `$` can only match at its ends
+/// in either mode, so both answer alike, but a pattern whose every branch
+/// starts with `^` is then anchored and fails at the first byte that cannot
+/// start a match instead of scanning the whole haystack for line starts.
+pub(crate) fn build_regex_lines(pattern: &str, multi_line: bool) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern)
         .case_insensitive(true)
         .unicode(false)
-        .multi_line(true)
+        .multi_line(multi_line)
         .size_limit(16 << 20)
         .build()
 }
