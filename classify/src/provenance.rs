@@ -95,13 +95,11 @@ impl LinePattern {
         })
     }
 
-    /// Whether the pattern matches `text` (`lower` is it ASCII-lowercased).
-    fn matches(&self, text: &[u8], lower: &[u8]) -> bool {
-        let re = if memchr::memchr(b'\n', text).is_none() {
-            &self.line_re
-        } else {
-            &self.re
-        };
+    /// Whether the pattern matches `text` (`lower` is it ASCII-lowercased;
+    /// `single_line`: `text` holds no `\n`, found once for all the patterns
+    /// a line is tried with).
+    fn matches(&self, text: &[u8], lower: &[u8], single_line: bool) -> bool {
+        let re = if single_line { &self.line_re } else { &self.re };
         if self.prefilter.is_always(0) {
             return re.is_match(text);
         }
@@ -217,6 +215,7 @@ impl Provenance {
             let text = facts.segment_text(s).as_bytes();
             let lower = facts.segment_lower(s);
             let trimmed = lower.trim_ascii();
+            let single_line = memchr::memchr(b'\n', text).is_none();
             let role = if in_block {
                 if self.block_close.iter().any(|c| c.as_bytes() == trimmed) {
                     in_block = false;
@@ -230,18 +229,18 @@ impl Provenance {
             } else if json_depth > 0 {
                 // The rest of a notice's JSON.
                 Role::Notice
-            } else if self.tool.matches(text, lower) {
+            } else if self.tool.matches(text, lower, single_line) {
                 in_tool = true;
                 Role::Tool
-            } else if in_tool && self.tool_continuation.matches(text, lower) {
+            } else if in_tool && self.tool_continuation.matches(text, lower, single_line) {
                 Role::Tool
-            } else if self.echo.matches(text, lower) {
+            } else if self.echo.matches(text, lower, single_line) {
                 in_tool = false;
                 Role::Echo
-            } else if self.notice.matches(text, lower) {
+            } else if self.notice.matches(text, lower, single_line) {
                 in_tool = false;
                 Role::Notice
-            } else if self.report.matches(text, lower) {
+            } else if self.report.matches(text, lower, single_line) {
                 in_tool = false;
                 Role::Report
             } else {
@@ -467,7 +466,7 @@ mod tests {
             for t in texts {
                 let lower = t.to_ascii_lowercase();
                 assert_eq!(
-                    lp.matches(t.as_bytes(), lower.as_bytes()),
+                    lp.matches(t.as_bytes(), lower.as_bytes(), !t.contains('\n')),
                     re.is_match(t.as_bytes()),
                     "{p} on {t:?}"
                 );
