@@ -43,7 +43,7 @@ use super::evidence::{Evidence, Item};
 use super::facts::{Facts, Source, NO_LINE};
 use super::mask::{LineUse, Mask};
 use super::matcher::build_regex_lines;
-use super::matcher::prefilter::Prefilter;
+use super::matcher::prefilter::{Hit, Prefilter};
 use regex::bytes::Regex;
 use serde::Deserialize;
 
@@ -97,14 +97,14 @@ impl LinePattern {
 
     /// Whether the pattern matches `text` (`lower` is it ASCII-lowercased;
     /// `single_line`: `text` holds no `\n`, found once for all the patterns
-    /// a line is tried with).
-    fn matches(&self, text: &[u8], lower: &[u8], single_line: bool) -> bool {
+    /// a line is tried with; `hits` is a buffer reused across calls).
+    fn matches(&self, text: &[u8], lower: &[u8], single_line: bool, hits: &mut Vec<Hit>) -> bool {
         let re = if single_line { &self.line_re } else { &self.re };
         if self.prefilter.is_always(0) {
             return re.is_match(text);
         }
-        let hits = self.prefilter.hits(lower, &[(0, lower.len())]);
-        !hits.is_empty() && self.prefilter.confirm(&hits, text, lower, 0, re)
+        self.prefilter.hits_into(lower, &[(0, lower.len())], hits);
+        !hits.is_empty() && self.prefilter.confirm(hits, text, lower, 0, re)
     }
 }
 
@@ -195,6 +195,8 @@ impl Provenance {
         let mut in_tool = false;
         let mut json_depth: i64 = 0;
         let mut prev_line = NO_LINE;
+        // One hit buffer for every line pattern tried on every line.
+        let mut hits = Vec::with_capacity(16);
         for s in &facts.segments {
             if s.source != Source::Error || s.line == NO_LINE || !is_stream(ev, s.item) {
                 continue;
@@ -229,18 +231,22 @@ impl Provenance {
             } else if json_depth > 0 {
                 // The rest of a notice's JSON.
                 Role::Notice
-            } else if self.tool.matches(text, lower, single_line) {
+            } else if self.tool.matches(text, lower, single_line, &mut hits) {
                 in_tool = true;
                 Role::Tool
-            } else if in_tool && self.tool_continuation.matches(text, lower, single_line) {
+            } else if in_tool
+                && self
+                    .tool_continuation
+                    .matches(text, lower, single_line, &mut hits)
+            {
                 Role::Tool
-            } else if self.echo.matches(text, lower, single_line) {
+            } else if self.echo.matches(text, lower, single_line, &mut hits) {
                 in_tool = false;
                 Role::Echo
-            } else if self.notice.matches(text, lower, single_line) {
+            } else if self.notice.matches(text, lower, single_line, &mut hits) {
                 in_tool = false;
                 Role::Notice
-            } else if self.report.matches(text, lower, single_line) {
+            } else if self.report.matches(text, lower, single_line, &mut hits) {
                 in_tool = false;
                 Role::Report
             } else {
@@ -466,7 +472,12 @@ mod tests {
             for t in texts {
                 let lower = t.to_ascii_lowercase();
                 assert_eq!(
-                    lp.matches(t.as_bytes(), lower.as_bytes(), !t.contains('\n')),
+                    lp.matches(
+                        t.as_bytes(),
+                        lower.as_bytes(),
+                        !t.contains('\n'),
+                        &mut Vec::new()
+                    ),
                     re.is_match(t.as_bytes()),
                     "{p} on {t:?}"
                 );
