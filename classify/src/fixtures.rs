@@ -109,6 +109,10 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         "fixtures/generic-services.json",
         include_str!("../../catalogue/fixtures/generic-services.json"),
     ),
+    (
+        "fixtures/generic-components.json",
+        include_str!("../../catalogue/fixtures/generic-components.json"),
+    ),
 ];
 
 /// One fixture.

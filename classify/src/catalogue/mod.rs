@@ -152,6 +152,10 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         "rules/generic-services.toml",
         include_str!("../../../catalogue/rules/generic-services.toml"),
     ),
+    (
+        "rules/generic-components.toml",
+        include_str!("../../../catalogue/rules/generic-components.toml"),
+    ),
 ];
 
 /// One rule that matched, for explanations and collision checks.
