@@ -43,7 +43,6 @@ use super::evidence::{Evidence, Item};
 use super::facts::{Facts, Source, NO_LINE};
 use super::mask::{LineUse, Mask};
 use super::matcher::build_regex_lines;
-use super::matcher::prefilter::{Hit, Prefilter};
 use regex::bytes::Regex;
 use serde::Deserialize;
 
@@ -70,10 +69,12 @@ pub struct ProvenanceSpec {
     pub echo_block_close: Vec<String>,
 }
 
-/// A pattern tried on single lines: a literal prefilter, then the regex.
+/// A pattern tried on single lines: its regex alone. The literal prefilter
+/// the rules' patterns go through is no help here: on text as short as a
+/// line, the regex crate's own literal search (vectorised) costs less than
+/// stepping the prefilter's automaton over every byte (docs/benchmarks.md).
 #[derive(Debug)]
 struct LinePattern {
-    prefilter: Prefilter,
     /// The catalogue's regex (multi-line, as every pattern is compiled)…
     re: Regex,
     /// …and the same pattern single-line, for text without a `\n` (a
@@ -87,24 +88,17 @@ impl LinePattern {
     fn new(pattern: &str) -> Result<LinePattern, String> {
         let re = build_regex_lines(pattern, true).map_err(|e| e.to_string())?;
         let line_re = build_regex_lines(pattern, false).map_err(|e| e.to_string())?;
-        let prefilter = Prefilter::build(&[pattern])?;
-        Ok(LinePattern {
-            prefilter,
-            re,
-            line_re,
-        })
+        Ok(LinePattern { re, line_re })
     }
 
-    /// Whether the pattern matches `text` (`lower` is it ASCII-lowercased;
-    /// `single_line`: `text` holds no `\n`, found once for all the patterns
-    /// a line is tried with; `hits` is a buffer reused across calls).
-    fn matches(&self, text: &[u8], lower: &[u8], single_line: bool, hits: &mut Vec<Hit>) -> bool {
-        let re = if single_line { &self.line_re } else { &self.re };
-        if self.prefilter.is_always(0) {
-            return re.is_match(text);
+    /// Whether the pattern matches `text` (`single_line`: `text` holds no
+    /// `\n`, found once for all the patterns a line is tried with).
+    fn matches(&self, text: &[u8], single_line: bool) -> bool {
+        if single_line {
+            self.line_re.is_match(text)
+        } else {
+            self.re.is_match(text)
         }
-        self.prefilter.hits_into(lower, &[(0, lower.len())], hits);
-        !hits.is_empty() && self.prefilter.confirm(hits, text, lower, 0, re)
     }
 }
 
@@ -195,8 +189,6 @@ impl Provenance {
         let mut in_tool = false;
         let mut json_depth: i64 = 0;
         let mut prev_line = NO_LINE;
-        // One hit buffer for every line pattern tried on every line.
-        let mut hits = Vec::with_capacity(16);
         for s in &facts.segments {
             if s.source != Source::Error || s.line == NO_LINE || !is_stream(ev, s.item) {
                 continue;
@@ -231,22 +223,18 @@ impl Provenance {
             } else if json_depth > 0 {
                 // The rest of a notice's JSON.
                 Role::Notice
-            } else if self.tool.matches(text, lower, single_line, &mut hits) {
+            } else if self.tool.matches(text, single_line) {
                 in_tool = true;
                 Role::Tool
-            } else if in_tool
-                && self
-                    .tool_continuation
-                    .matches(text, lower, single_line, &mut hits)
-            {
+            } else if in_tool && self.tool_continuation.matches(text, single_line) {
                 Role::Tool
-            } else if self.echo.matches(text, lower, single_line, &mut hits) {
+            } else if self.echo.matches(text, single_line) {
                 in_tool = false;
                 Role::Echo
-            } else if self.notice.matches(text, lower, single_line, &mut hits) {
+            } else if self.notice.matches(text, single_line) {
                 in_tool = false;
                 Role::Notice
-            } else if self.report.matches(text, lower, single_line, &mut hits) {
+            } else if self.report.matches(text, single_line) {
                 in_tool = false;
                 Role::Report
             } else {
@@ -470,14 +458,8 @@ mod tests {
             let lp = LinePattern::new(p).unwrap();
             let re = build_regex(p).unwrap();
             for t in texts {
-                let lower = t.to_ascii_lowercase();
                 assert_eq!(
-                    lp.matches(
-                        t.as_bytes(),
-                        lower.as_bytes(),
-                        !t.contains('\n'),
-                        &mut Vec::new()
-                    ),
+                    lp.matches(t.as_bytes(), !t.contains('\n')),
                     re.is_match(t.as_bytes()),
                     "{p} on {t:?}"
                 );

@@ -530,20 +530,11 @@ impl Prefilter {
     /// segments' byte ranges, in order. An occurrence that runs past its
     /// segment is dropped: patterns match within one segment.
     pub(crate) fn hits(&self, lower: &[u8], segments: &[(usize, usize)]) -> Vec<Hit> {
+        let Some(Literals { dfa, start }) = &self.dfa else {
+            return Vec::new();
+        };
         // Room for the hits of a typical envelope without regrowing.
         let mut out = Vec::with_capacity(32);
-        self.hits_into(lower, segments, &mut out);
-        out
-    }
-
-    /// [`Prefilter::hits`] into `out`, cleared first: a caller that scans
-    /// many short texts (the `[provenance]` line patterns, a few per stream
-    /// line) reuses one buffer instead of allocating one per scan.
-    pub(crate) fn hits_into(&self, lower: &[u8], segments: &[(usize, usize)], out: &mut Vec<Hit>) {
-        out.clear();
-        let Some(Literals { dfa, start }) = &self.dfa else {
-            return;
-        };
         // Each segment is searched on its own from the start state, so an
         // occurrence that would run past its segment is never seen. The DFA
         // is stepped here rather than through `find_overlapping_iter`,
@@ -578,6 +569,7 @@ impl Prefilter {
             }
         }
         out.sort_unstable();
+        out
     }
 
     /// Whether `pattern` matches in a segment, given its hits there (all of
