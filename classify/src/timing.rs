@@ -230,7 +230,9 @@ fn parse_reset_value(v: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     if let Ok(t) = DateTime::parse_from_rfc3339(v) {
         return Some(t.with_timezone(&Utc));
     }
-    parse_go_duration(v).and_then(|s| after_seconds(now, s))
+    parse_go_duration(v)
+        .or_else(|| parse_iso_duration(v))
+        .and_then(|s| after_seconds(now, s))
 }
 
 /// Absolute time in a JSON field: epoch seconds or milliseconds, or RFC 3339.
@@ -271,6 +273,17 @@ fn reset_headers(facts: &Facts, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         .filter_map(|h| parse_reset_value(&h.value, now))
         .filter(|t| valid(*t, now))
         .max()
+}
+
+/// A wait written as a string in a JSON field: seconds (`"60"`), a Go or
+/// Google duration (`"30s"`, `"108h48m20.7s"`) or an ISO 8601 one (`"PT30S"`).
+pub(crate) fn parse_wait(s: &str) -> Option<f64> {
+    let s = s.trim();
+    s.parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite())
+        .or_else(|| parse_go_duration(s))
+        .or_else(|| parse_iso_duration(s))
 }
 
 /// Go / Google durations: `6m0s`, `1.984999999s`, `17ms`, `1h2m3s`, `47s`.
@@ -315,51 +328,150 @@ pub(crate) fn parse_go_duration(s: &str) -> Option<f64> {
 // ---------------------------------------------------------------------------
 // Phrases
 
-/// "try again in", "retry after", "resets in", … (the duration follows).
+/// "try again in", "retry after", "resets in", "available in", … and a
+/// client reporting the provider's own request ("Provider requested
+/// 1800000ms wait"): the duration follows.
 static PHRASE_TRIGGER: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
-        r"\b(?:try again|retry|resets?|available again|please wait|wait|refresh(?:es)?|come back)[ \t]+(?:in|after|for)?[ \t]*",
+        concat!(
+            r"\b(?:(?:try again|retry|resets?|available again|please wait|wait|refresh(?:es)?|come back)[ \t]+(?:in|after|for)?",
+            r"|available[ \t]+(?:in|after)",
+            r"|(?:provider|server|upstream|api)[ \t]+(?:requested|asked for)(?:[ \t]+an?)?(?:[ \t]+(?:wait|delay|backoff)[ \t]+of)?",
+            r")[ \t]*",
+        ),
         &[
             "try again",
             "retry",
             "reset",
-            "available again",
+            "available",
             "please wait",
             "wait",
             "refresh",
             "come back",
+            "provider",
+            "server",
+            "upstream",
+            "api",
         ],
     )
 });
 
-/// "请5s后再试", "请30秒后重试", "请在1分钟后再次尝试": a wait, then 后 (after)
-/// and a retry word. Chinese providers and relays say it this way.
-static CJK_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
-    RegexBuilder::new(
-        r"(\d+(?:\.\d+)?)\s*(秒钟|秒|分钟|分|小时|s|sec|min|h)\s*(?:之)?后(?:再试|重试|再次尝试|再请求)",
+/// A `Retry-After` header printed as text (`retry-after: 60`, Python's
+/// `'retry-after': '60'`, `retry_after=2.5`, `Retry-After-Ms: 500`, an HTTP
+/// date): the provider's own header, wherever a client printed it.
+static RETRY_AFTER_TEXT: LazyLock<Led> = LazyLock::new(|| {
+    Led::new(
+        concat!(
+            r#"\bretry[-_ ]?after(?P<ms>[-_ ]?ms)?["']?[ \t]*[:=][ \t]*["']?"#,
+            r"(?:(?P<n>\d+(?:\.\d+)?)(?:[^\d.:]|$)",
+            r"|(?P<date>(?:mon|tue|wed|thu|fri|sat|sun),[ \t]*\d{1,2}[ \t]+[a-z]{3}[ \t]+\d{4}[ \t]+\d{2}:\d{2}:\d{2}[ \t]+gmt))",
+        ),
+        &["retry"],
     )
+});
+
+fn retry_after_text_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let bytes = text.as_bytes();
+    RETRY_AFTER_TEXT
+        .captures(bytes, lower)
+        .take(8)
+        .filter_map(|(_, c)| {
+            let get = |n: &str| {
+                c.name(n)
+                    .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
+            };
+            if let Some(d) = get("date") {
+                return httpdate::parse_http_date(d).ok().map(DateTime::<Utc>::from);
+            }
+            let n: f64 = get("n")?.parse().ok()?;
+            let secs = if c.name("ms").is_some() {
+                n / 1000.0
+            } else {
+                n
+            };
+            after_seconds(now, secs)
+        })
+        .filter(|t| valid(*t, now))
+        .max()
+}
+
+/// "请5s后再试", "请 78 秒后重试", "请在1分钟后再次尝试", "1小时30分钟后重置",
+/// "請 30 秒後重試": a wait, then 后 (after) and a retry or reset word;
+/// "请等待 30 秒": a wait asked for. Chinese providers and relays say it
+/// this way. A client's own schedule ("将在 5 秒后重试", it will retry) is
+/// not the provider's; a reset announced so ("将在 3 小时后重置") is.
+static CJK_PHRASE: LazyLock<Regex> = LazyLock::new(|| {
+    RegexBuilder::new(concat!(
+        r"(?P<lead>将|將|会|會|正在)?\s*(?:在|于|於)?\s*",
+        r"(?P<dur>(?:\d+(?:\.\d+)?\s*(?:个|個)?\s*(?:秒钟|秒鐘|秒|分钟|分鐘|分|小时|小時|钟头|天|s|sec|min|h)\s*){1,3})",
+        r"(?:(?:之|以)?[后後]\s*(?:(?P<retry>再试|重试|再次尝试|再请求|再次请求|再來|再来|再試|重試|重新尝试|可再次|可以再次|可重试|可重試|再次重试)|重置|恢复|恢復|解除|可用)",
+        r"|(?P<tail>[后後]))",
+        r"|(?:请|請)\s*(?:等待|稍候|稍等)\s*(?P<wait>(?:\d+(?:\.\d+)?\s*(?:个|個)?\s*(?:秒钟|秒鐘|秒|分钟|分鐘|分|小时|小時)\s*){1,3})",
+    ))
     .build()
     .expect("cjk phrase pattern compiles")
 });
 
+/// Seconds in a CJK duration such as "1小时30分钟", "78 秒", "2 个小时".
+fn cjk_duration(s: &str) -> Option<f64> {
+    let mut total = 0.0;
+    let mut any = false;
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let n: f64 = rest[..end].parse().ok()?;
+        rest = rest[end..].trim_start();
+        rest = rest
+            .strip_prefix('个')
+            .or_else(|| rest.strip_prefix('個'))
+            .unwrap_or(rest)
+            .trim_start();
+        let units: [(&str, f64); 14] = [
+            ("秒钟", 1.0),
+            ("秒鐘", 1.0),
+            ("秒", 1.0),
+            ("分钟", 60.0),
+            ("分鐘", 60.0),
+            ("分", 60.0),
+            ("小时", 3600.0),
+            ("小時", 3600.0),
+            ("钟头", 3600.0),
+            ("天", 86_400.0),
+            ("sec", 1.0),
+            ("min", 60.0),
+            ("s", 1.0),
+            ("h", 3600.0),
+        ];
+        let (unit, mult) = units.into_iter().find(|(u, _)| rest.starts_with(u))?;
+        rest = rest[unit.len()..].trim_start();
+        total += n * mult;
+        any = true;
+    }
+    any.then_some(total)
+}
+
 fn cjk_phrase_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    // Every such phrase has 后; most texts have none.
-    memchr::memmem::find(text.as_bytes(), "后".as_bytes())?;
+    // Every such phrase has 后/後 or 等待/稍候/稍等 (请); most texts have none.
+    let b = text.as_bytes();
+    let finder = |w: &str| memchr::memmem::find(b, w.as_bytes()).is_some();
+    if !(finder("后") || finder("後") || finder("请") || finder("請")) {
+        return None;
+    }
     CJK_PHRASE
-        .captures_iter(text.as_bytes())
+        .captures_iter(b)
         .take(8)
         .filter_map(|c| {
-            let n: f64 = std::str::from_utf8(c.get(1)?.as_bytes())
-                .ok()?
-                .parse()
-                .ok()?;
-            let unit = std::str::from_utf8(c.get(2)?.as_bytes()).ok()?;
-            let mult = match unit {
-                "秒钟" | "秒" | "s" | "sec" => 1.0,
-                "分钟" | "分" | "min" => 60.0,
-                _ => 3600.0,
-            };
-            after_seconds(now, n * mult)
+            let dur = c.name("dur").or_else(|| c.name("wait"))?;
+            // "将在 5 秒后重试": the client will retry (a reset it "will"
+            // make, 将在 3 小时后重置, is the provider's); a bare "…秒后"
+            // with no retry or reset word after it is no wait asked for.
+            if c.name("tail").is_some() || (c.name("lead").is_some() && c.name("retry").is_some()) {
+                return None;
+            }
+            let secs = cjk_duration(std::str::from_utf8(dur.as_bytes()).ok()?)?;
+            after_seconds(now, secs)
         })
         .filter(|t| valid(*t, now))
         .max()
@@ -369,32 +481,35 @@ fn cjk_phrase_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 /// ASCII-lowercased).
 fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let mut best = cjk_phrase_hint(text, now);
+    let mut keep = |t: DateTime<Utc>| {
+        if valid(t, now) && best.is_none_or(|b| t > b) {
+            best = Some(t);
+        }
+    };
+    if let Some(t) = retry_after_text_hint(text, lower, now) {
+        keep(t);
+    }
     for m in PHRASE_TRIGGER.find(text.as_bytes(), lower).take(16) {
-        // A client announcing its own backoff is not the provider's hint.
-        let trigger = &text[m.clone()];
-        let retry_word = trigger
-            .get(..5)
-            .is_some_and(|w| w.eq_ignore_ascii_case("retry"));
-        if retry_word {
-            let before = &text[..m.start];
-            let tail: String = before
-                .chars()
-                .rev()
-                .take(12)
-                .collect::<String>()
-                .chars()
-                .rev()
-                .collect::<String>()
-                .to_ascii_lowercase();
-            if tail.ends_with("will ") || tail.ends_with("'ll ") {
+        // A client announcing its own backoff is not the provider's hint:
+        // "will retry after 6173ms", "we'll try again in 5s", "wait 2.7s
+        // (attempt 2/3)". A reset the provider says "will" happen is its.
+        let trigger = &lower[m.clone()];
+        let own_schedule_word = ["retry", "try again", "wait", "please wait"]
+            .iter()
+            .any(|w| trigger.starts_with(w.as_bytes()));
+        if own_schedule_word {
+            let before = &lower[m.start.saturating_sub(12)..m.start];
+            if before.ends_with(b"will ") || before.ends_with(b"'ll ") {
                 continue;
             }
         }
+        let after = &lower[m.end..lower.len().min(m.end + 40)];
+        if memchr::memmem::find(after, b"attempt").is_some() {
+            continue;
+        }
         if let Some(secs) = parse_prose_duration(skip_approximation(&text[m.end..])) {
             if let Some(t) = after_seconds(now, secs) {
-                if valid(t, now) && best.is_none_or(|b| t > b) {
-                    best = Some(t);
-                }
+                keep(t);
             }
         }
     }
@@ -421,9 +536,35 @@ fn skip_approximation(s: &str) -> &str {
     s
 }
 
+/// Numbers written as words, as providers spell short waits ("try again in
+/// one minute", "in thirty seconds").
+const NUMBER_WORDS: [(&str, f64); 16] = [
+    ("one", 1.0),
+    ("two", 2.0),
+    ("three", 3.0),
+    ("four", 4.0),
+    ("five", 5.0),
+    ("six", 6.0),
+    ("seven", 7.0),
+    ("eight", 8.0),
+    ("nine", 9.0),
+    ("ten", 10.0),
+    ("twelve", 12.0),
+    ("fifteen", 15.0),
+    ("twenty", 20.0),
+    ("thirty", 30.0),
+    ("forty-five", 45.0),
+    ("sixty", 60.0),
+];
+
 /// Parses a duration at the start of `s`: "20s", "1.574s", "6m0s",
-/// "4 days 23 hours 59 minutes", "2 hours", "an hour", "1h2m".
+/// "4 days 23 hours 59 minutes", "2 hours", "an hour", "1h2m", "one
+/// minute", "half an hour", "1 hour and 5 minutes", a clock-style "1:05:30"
+/// (hours, minutes, seconds) and an ISO 8601 duration ("PT1H30M").
 pub(crate) fn parse_prose_duration(s: &str) -> Option<f64> {
+    if let Some(secs) = parse_hms(s).or_else(|| parse_iso_duration(s)) {
+        return Some(secs);
+    }
     let b = s.as_bytes();
     let mut i = 0;
     let mut total = 0.0;
@@ -449,12 +590,21 @@ pub(crate) fn parse_prose_duration(s: &str) -> Option<f64> {
                 Ok(n) => n,
                 Err(_) => break,
             }
+        } else if parts == 0 && word_at(s, i, "half an") {
+            i += 7;
+            0.5
+        } else if parts == 0 && word_at(s, i, "half a") {
+            i += 6;
+            0.5
         } else if parts == 0 && word_at(s, i, "an") {
             i += 2;
             1.0
         } else if parts == 0 && word_at(s, i, "a") {
             i += 1;
             1.0
+        } else if let Some((w, n)) = NUMBER_WORDS.iter().find(|(w, _)| word_at(s, i, w)) {
+            i += w.len();
+            *n
         } else {
             break;
         };
@@ -475,6 +625,10 @@ pub(crate) fn parse_prose_duration(s: &str) -> Option<f64> {
             "w" | "wk" | "wks" | "week" | "weeks" => 604_800.0,
             _ => break,
         };
+        // "second(s)": the plural in parentheses.
+        if b[i..].starts_with(b"(s)") {
+            i += 3;
+        }
         total += n * mult;
         parts += 1;
         if parts > 8 {
@@ -482,6 +636,81 @@ pub(crate) fn parse_prose_duration(s: &str) -> Option<f64> {
         }
     }
     (parts > 0).then_some(total)
+}
+
+/// "1:05:30" at the start of `s` (hours, minutes, seconds); two parts are
+/// not read (minutes and seconds or hours and minutes?).
+fn parse_hms(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let digits = |from: usize, max: usize| {
+        let n = b[from..]
+            .iter()
+            .take(max + 1)
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (1..=max).contains(&n).then_some(n)
+    };
+    let h = digits(0, 3)?;
+    if b.get(h) != Some(&b':') {
+        return None;
+    }
+    let m = digits(h + 1, 2).filter(|n| *n == 2)?;
+    if b.get(h + 1 + m) != Some(&b':') {
+        return None;
+    }
+    let sec = digits(h + m + 2, 2).filter(|n| *n == 2)?;
+    let end = h + m + 2 + sec;
+    if b.get(end).is_some_and(|c| c.is_ascii_digit() || *c == b':') {
+        return None;
+    }
+    let hours: f64 = s[..h].parse().ok()?;
+    let minutes: f64 = s[h + 1..h + 1 + m].parse().ok()?;
+    let seconds: f64 = s[h + m + 2..end].parse().ok()?;
+    (minutes < 60.0 && seconds < 60.0).then_some(hours * 3600.0 + minutes * 60.0 + seconds)
+}
+
+/// An ISO 8601 duration at the start of `s`: `PT30S`, `PT1H30M`, `P1DT2H`,
+/// `PT0.5S` (Java's and .NET's rendering of a wait).
+pub(crate) fn parse_iso_duration(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.first() != Some(&b'P') {
+        return None;
+    }
+    let mut i = 1;
+    let mut total = 0.0;
+    let mut any = false;
+    let mut in_time = false;
+    while i < b.len() {
+        if b[i] == b'T' && !in_time {
+            in_time = true;
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+            i += 1;
+        }
+        if start == i {
+            break;
+        }
+        let n: f64 = s[start..i].parse().ok()?;
+        let mult = match (b.get(i)?, in_time) {
+            (b'W', false) => 604_800.0,
+            (b'D', false) => 86_400.0,
+            (b'H', true) => 3600.0,
+            (b'M', true) => 60.0,
+            (b'S', true) => 1.0,
+            _ => return None,
+        };
+        i += 1;
+        total += n * mult;
+        any = true;
+    }
+    // A word that merely starts with P ("Please") is not a duration.
+    if b.get(i).is_some_and(u8::is_ascii_alphanumeric) {
+        return None;
+    }
+    any.then_some(total)
 }
 
 fn word_at(s: &str, i: usize, w: &str) -> bool {
@@ -519,24 +748,46 @@ fn epoch_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 // ---------------------------------------------------------------------------
 // Clock times
 
-/// A zoned clock time after "resets", "try again at", "until", …
+/// A zoned clock time after "resets", "try again at", "until", …: an
+/// optional date (`Dec 18`, `18 Dec 2026` as HTTP dates write it,
+/// `2026-12-18`, a weekday, `today`, `tomorrow`), an hour (`5am`, `17:30`,
+/// `2:55 PM`, `midnight`, `noon`) and a zone (an IANA name, `UTC±h`, an
+/// offset, an unambiguous abbreviation such as `PST` or `CET`, `Pacific
+/// time`).
 static CLOCK: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r"\b(?:resets?(?:[\x20\t]+at)?|try[\x20\t]+again[\x20\t]+(?:at|after)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]+",
-            r"(?:(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?(?:at[\x20\t]+)?|(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})[\x20\t]+(?:at[\x20\t]+)?)?",
-            r"(?P<h>\d{1,2})(?::(?P<min>\d{2}))?[\x20\t]*(?P<ampm>[ap]\.?m\b\.?)?[\x20\t]*",
-            r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\d{0,2}\)|\((?:UTC|GMT)\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?(?:[+-]\d{1,2}\b)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|Z\b|[+-]\d{2}:?\d{2})?",
+            r"\b(?:resets?(?:[\x20\t]+(?:automatically|daily|every[\x20\t]+day|each[\x20\t]+day))?(?:[\x20\t]+(?:at|on))?|refresh(?:es)?[\x20\t]+(?:at|on)|renews?[\x20\t]+(?:at|on)|try[\x20\t]+again[\x20\t]+(?:at|after|on)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after|on)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]+",
+            r"(?:(?:(?P<wd>mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\b\.?,?[\x20\t]+)?",
+            r"(?:(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?",
+            r"|(?P<day2>\d{1,2})[\x20\t]+(?P<mon2>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?,?[\x20\t]+(?:(?P<year2>\d{4}),?[\x20\t]+)?",
+            r"|(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})[\x20\t]+",
+            r"|(?P<rel>today|tonight|tomorrow)[\x20\t]+)?(?:at[\x20\t]+)?)?",
+            r"(?:(?P<h>\d{1,2})(?::(?P<min>\d{2})(?::\d{2})?)?[\x20\t]*(?P<ampm>[ap]\.?m\b\.?)?|(?P<word>midnight|noon)\b)[\x20\t]*",
+            r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\d{0,2}\)|\((?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?\)|\([A-Za-z]{2,5}\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?(?:[+-]\d{1,2}\b)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|(?:pacific|eastern|central|mountain)(?:[\x20\t]+(?:standard[\x20\t]+|daylight[\x20\t]+)?time)?\b|[A-Za-z]{2,5}\b|Z\b|[+-]\d{2}:?\d{2})?",
         ),
-        &["reset", "try", "available", "regain", "until", "after"],
+        &[
+            "reset",
+            "refresh",
+            "renew",
+            "try",
+            "available",
+            "regain",
+            "until",
+            "after",
+        ],
     )
 });
 
-/// An RFC 3339 time after "resets", "until", "at", …
+/// An RFC 3339 time after "resets", "until", "at", …, or Google's
+/// `quotaResetTimeStamp` printed as text (a Go map, protobuf text).
 static ISO_TIME: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
-        r"\b(?:resets?|reset at|until|after|at|try again at)[ \t]+(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))",
-        &["reset", "until", "after", "at", "try"],
+        concat!(
+            r#"\b(?:(?:resets?|reset at|until|after|at|try again at)[ \t]+|quotareset(?:timestamp|time)["']?[ \t]*[:=][ \t]*["']?)"#,
+            r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))",
+        ),
+        &["reset", "until", "after", "at", "try", "quotareset"],
     )
 });
 
@@ -553,12 +804,29 @@ fn has_iso_date(b: &[u8]) -> bool {
     })
 }
 
+/// Which day a clock time names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Day {
+    /// The next such time, today or tomorrow.
+    Next,
+    /// Month, day and perhaps year (without one, the next such date).
+    Date(u32, u32, Option<i32>),
+    /// The next such weekday (today when the time is still ahead).
+    Weekday(chrono::Weekday),
+    /// Today (0) or tomorrow (1), in the zone.
+    Relative(u64),
+}
+
 /// The latest valid zoned clock time in `text` (`lower` is it
 /// ASCII-lowercased).
 fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let bytes = text.as_bytes();
-    // Both patterns need an hour or a date: no digit, no clock time.
-    if !bytes.iter().any(u8::is_ascii_digit) {
+    // Both patterns need an hour or a date: no digit and no `midnight` or
+    // `noon`, no clock time.
+    if !bytes.iter().any(u8::is_ascii_digit)
+        && memchr::memmem::find(lower, b"midnight").is_none()
+        && memchr::memmem::find(lower, b"noon").is_none()
+    {
         return None;
     }
     let mut best: Option<DateTime<Utc>> = None;
@@ -582,17 +850,34 @@ fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
             c.name(n)
                 .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
         };
-        let (Some(zone), Some(h)) = (get("zone"), get("h")) else {
+        let Some(zone) = get("zone") else {
             continue;
         };
-        // A bare number is not a clock time: "after 5 UTC" needs minutes or am/pm.
-        if get("min").is_none() && get("ampm").is_none() {
-            continue;
-        }
-        let Ok(mut hour) = h.parse::<u32>() else {
-            continue;
+        let (mut hour, minute) = match (get("word"), get("h")) {
+            (Some(w), _) => (
+                if w.eq_ignore_ascii_case("noon") {
+                    12
+                } else {
+                    0
+                },
+                0,
+            ),
+            (None, Some(h)) => {
+                // A bare number is not a clock time: "after 5 UTC" needs
+                // minutes or am/pm.
+                if get("min").is_none() && get("ampm").is_none() {
+                    continue;
+                }
+                let Ok(hour) = h.parse::<u32>() else {
+                    continue;
+                };
+                (
+                    hour,
+                    get("min").and_then(|m| m.parse::<u32>().ok()).unwrap_or(0),
+                )
+            }
+            (None, None) => continue,
         };
-        let minute = get("min").and_then(|m| m.parse::<u32>().ok()).unwrap_or(0);
         if let Some(ap) = get("ampm") {
             if hour == 0 || hour > 12 {
                 continue;
@@ -608,22 +893,50 @@ fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
         if hour > 23 || minute > 59 {
             continue;
         }
+        let weekday = get("wd").and_then(|w| chrono::Weekday::from_str(w.get(..3)?).ok());
         let date = get("mon")
-            .and_then(|mon| {
-                let month = month_number(mon)?;
-                let day: u32 = get("day")?.parse().ok()?;
-                let year: Option<i32> = get("year").and_then(|y| y.parse().ok());
-                Some((month, day, year))
+            .zip(get("day"))
+            .map(|(mon, day)| (mon, day, get("year")))
+            .or_else(|| {
+                get("mon2")
+                    .zip(get("day2"))
+                    .map(|(m, d)| (m, d, get("year2")))
+            })
+            .and_then(|(mon, day, year)| {
+                Some(Day::Date(
+                    month_number(mon)?,
+                    day.parse().ok()?,
+                    year.and_then(|y| y.parse().ok()),
+                ))
             })
             .or_else(|| {
                 let year: i32 = get("iy")?.parse().ok()?;
-                Some((
+                Some(Day::Date(
                     get("im")?.parse().ok()?,
                     get("id")?.parse().ok()?,
                     Some(year),
                 ))
+            })
+            .or_else(|| {
+                get("rel").map(|r| Day::Relative(u64::from(r.eq_ignore_ascii_case("tomorrow"))))
             });
-        if let Some(t) = zoned(zone, date, hour, minute, now) {
+        let day = match (date, weekday) {
+            (Some(d), _) => d,
+            (None, Some(w)) => Day::Weekday(w),
+            (None, None) => Day::Next,
+        };
+        if let Some(t) = zoned(zone, day, hour, minute, now) {
+            // A weekday beside a date must be that date's ("Mon, 07 Dec").
+            if let (Some(w), Day::Date(..)) = (weekday, day) {
+                let local = match zone_of(zone) {
+                    Some(Zone::Fixed(off)) => t.with_timezone(&off).weekday(),
+                    Some(Zone::Named(tz)) => t.with_timezone(&tz).weekday(),
+                    None => continue,
+                };
+                if local != w {
+                    continue;
+                }
+            }
             keep(t);
         }
     }
@@ -649,16 +962,53 @@ fn month_number(m: &str) -> Option<u32> {
     })
 }
 
-/// A wall-clock time in an explicit zone, resolved to the next such instant
-/// after `now` (or the given date). Ambiguous local times take the earlier
-/// instant; nonexistent ones (DST gaps) are dropped.
-fn zoned(
-    zone: &str,
-    date: Option<(u32, u32, Option<i32>)>,
-    hour: u32,
-    minute: u32,
-    now: DateTime<Utc>,
-) -> Option<DateTime<Utc>> {
+/// A zone a clock time was given in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Zone {
+    Fixed(chrono::FixedOffset),
+    Named(chrono_tz::Tz),
+}
+
+/// Abbreviations with one meaning, as programs print them (`Intl`'s
+/// `timeZoneName: 'short'` in en-US, strftime's `%Z`), and their offsets in
+/// hours. Ambiguous ones are not here and give no timing: CST (US Central
+/// or China), CDT, IST (India, Ireland, Israel), BST (British Summer or
+/// Bangladesh), AST, GST.
+const ZONE_ABBREVIATIONS: [(&str, f64); 27] = [
+    ("PST", -8.0),
+    ("PDT", -7.0),
+    ("MST", -7.0),
+    ("MDT", -6.0),
+    ("EST", -5.0),
+    ("EDT", -4.0),
+    ("AKST", -9.0),
+    ("AKDT", -8.0),
+    ("HST", -10.0),
+    ("WET", 0.0),
+    ("WEST", 1.0),
+    ("CET", 1.0),
+    ("CEST", 2.0),
+    ("EET", 2.0),
+    ("EEST", 3.0),
+    ("MSK", 3.0),
+    ("HKT", 8.0),
+    ("SGT", 8.0),
+    ("AWST", 8.0),
+    ("JST", 9.0),
+    ("KST", 9.0),
+    ("ACST", 9.5),
+    ("ACDT", 10.5),
+    ("AEST", 10.0),
+    ("AEDT", 11.0),
+    ("NZST", 12.0),
+    ("NZDT", 13.0),
+];
+
+/// What `zone` names, if it names one zone: `Z`, `UTC`, `GMT`, `UTC+9`,
+/// `+05:30`, an IANA name (`Asia/Seoul`, any case, POSIX `Etc/GMT+5`), an
+/// abbreviation of [`ZONE_ABBREVIATIONS`] written in capitals, `PT`, `ET`,
+/// `MT`, `Pacific time`, `Eastern Standard Time`.
+fn zone_of(zone: &str) -> Option<Zone> {
     let zone = zone
         .trim()
         .trim_start_matches('(')
@@ -666,26 +1016,66 @@ fn zoned(
         .trim();
     let upper = zone.to_ascii_uppercase();
     if upper == "Z" || upper == "UTC" || upper == "GMT" {
-        return resolve_in(&Utc, date, hour, minute, now);
+        return Some(Zone::Fixed(chrono::FixedOffset::east_opt(0)?));
     }
     if let Some(rest) = upper
         .strip_prefix("UTC")
         .or_else(|| upper.strip_prefix("GMT"))
         .or(Some(upper.as_str()).filter(|z| z.starts_with(['+', '-'])))
     {
-        let off = parse_offset(rest.trim())?;
-        return resolve_in(&off, date, hour, minute, now);
+        return parse_offset(rest.trim()).map(Zone::Fixed);
+    }
+    if !zone.contains('/') {
+        let hours = |h: f64| chrono::FixedOffset::east_opt((h * 3600.0) as i32).map(Zone::Fixed);
+        // Abbreviations only as written in capitals: "5pm est" is not sure.
+        if zone.bytes().all(|c| c.is_ascii_uppercase()) {
+            if let Some((_, h)) = ZONE_ABBREVIATIONS.iter().find(|(a, _)| *a == zone) {
+                return hours(*h);
+            }
+        }
+        let words: Vec<String> = zone
+            .split_ascii_whitespace()
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let region = match (words.first().map(String::as_str), zone) {
+            (_, "PT") | (Some("pacific"), _) => ("America/Los_Angeles", -8.0),
+            (_, "ET") | (Some("eastern"), _) => ("America/New_York", -5.0),
+            (_, "MT") | (Some("mountain"), _) => ("America/Denver", -7.0),
+            (Some("central"), _) if words.len() > 1 => ("America/Chicago", -6.0),
+            _ => return None,
+        };
+        return match words.get(1).map(String::as_str) {
+            Some("standard") => hours(region.1),
+            Some("daylight") => hours(region.1 + 1.0),
+            _ => chrono_tz::Tz::from_str(region.0).ok().map(Zone::Named),
+        };
     }
     // POSIX `Etc/GMT+5` is five hours *behind* UTC (the sign is inverted);
     // the tz database already spells it so, only the case needs mending.
     let etc = upper
         .strip_prefix("ETC/GMT")
         .map(|offset| format!("Etc/GMT{offset}"));
-    let tz = chrono_tz::Tz::from_str(zone)
+    chrono_tz::Tz::from_str(zone)
         .ok()
         .or_else(|| etc.and_then(|z| chrono_tz::Tz::from_str(&z).ok()))
-        .or_else(|| chrono_tz::Tz::from_str(&iana_case(zone)).ok())?;
-    resolve_in(&tz, date, hour, minute, now)
+        .or_else(|| chrono_tz::Tz::from_str(&iana_case(zone)).ok())
+        .map(Zone::Named)
+}
+
+/// A wall-clock time in an explicit zone, resolved to the next such instant
+/// after `now` (or on the given day). Ambiguous local times take the
+/// earlier instant; nonexistent ones (DST gaps) are dropped.
+fn zoned(
+    zone: &str,
+    day: Day,
+    hour: u32,
+    minute: u32,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    match zone_of(zone)? {
+        Zone::Fixed(off) => resolve_in(&off, day, hour, minute, now),
+        Zone::Named(tz) => resolve_in(&tz, day, hour, minute, now),
+    }
 }
 
 /// `asia/seoul` → `Asia/Seoul`, `america/new_york` → `America/New_York`.
@@ -724,7 +1114,7 @@ fn parse_offset(s: &str) -> Option<chrono::FixedOffset> {
 
 fn resolve_in<Z: TimeZone>(
     tz: &Z,
-    date: Option<(u32, u32, Option<i32>)>,
+    day: Day,
     hour: u32,
     minute: u32,
     now: DateTime<Utc>,
@@ -738,9 +1128,10 @@ fn resolve_in<Z: TimeZone>(
             LocalResult::None => None,
         }
     };
-    match date {
-        Some((month, day, Some(year))) => at(NaiveDate::from_ymd_opt(year, month, day)?),
-        Some((month, day, None)) => {
+    let today = local_now.date_naive();
+    match day {
+        Day::Date(month, day, Some(year)) => at(NaiveDate::from_ymd_opt(year, month, day)?),
+        Day::Date(month, day, None) => {
             let y = local_now.year();
             let this = at(NaiveDate::from_ymd_opt(y, month, day)?)?;
             if this > now {
@@ -749,13 +1140,19 @@ fn resolve_in<Z: TimeZone>(
                 at(NaiveDate::from_ymd_opt(y + 1, month, day)?)
             }
         }
-        None => {
-            let today = local_now.date_naive();
-            match at(today) {
+        Day::Weekday(w) => {
+            let ahead = (7 + w.num_days_from_monday() - today.weekday().num_days_from_monday()) % 7;
+            let d = today.checked_add_days(chrono::Days::new(u64::from(ahead)))?;
+            match at(d) {
                 Some(t) if t > now => Some(t),
-                _ => at(today.succ_opt()?),
+                _ => at(d.checked_add_days(chrono::Days::new(7))?),
             }
         }
+        Day::Relative(n) => at(today.checked_add_days(chrono::Days::new(n))?),
+        Day::Next => match at(today) {
+            Some(t) if t > now => Some(t),
+            _ => at(today.succ_opt()?),
+        },
     }
 }
 
@@ -830,6 +1227,26 @@ mod tests {
     }
 
     #[test]
+    fn cjk_phrases_compound_traditional_and_resets() {
+        let t = phrase("kimi-k2.5 账号队列超时: 所有可用账号暂时不可用，请 78 秒后重试").unwrap();
+        assert_eq!(t, now() + Duration::seconds(78));
+        let t = phrase("请求过于频繁，请1小时30分钟后再试").unwrap();
+        assert_eq!(t, now() + Duration::seconds(5400));
+        let t = phrase("请 2 个小时后重试").unwrap();
+        assert_eq!(t, now() + Duration::hours(2));
+        let t = phrase("請 30 秒後重試").unwrap();
+        assert_eq!(t, now() + Duration::seconds(30));
+        let t = phrase("您的额度将在 3 小时后重置").unwrap_or_else(|| panic!("reset"));
+        assert_eq!(t, now() + Duration::hours(3));
+        let t = phrase("请等待 45 秒").unwrap();
+        assert_eq!(t, now() + Duration::seconds(45));
+        // The client's own schedule: it will retry.
+        assert!(phrase("请求失败，将在 5 秒后重试 (第 1/3 次)").is_none());
+        assert!(phrase("正在 10 秒后重试").is_none());
+        assert!(phrase("30秒后自动重试").is_none());
+    }
+
+    #[test]
     fn phrases_skip_client_backoff() {
         assert!(phrase("Retrying in 39 seconds… (attempt 8/10)").is_none());
         assert!(phrase("will retry after 6173ms").is_none());
@@ -865,7 +1282,89 @@ mod tests {
         assert_eq!(t.to_rfc3339(), "2026-12-01T00:00:00+00:00");
         assert!(clock("regain access on 2026-11-01 at 00:00 UTC").is_none());
         assert!(clock("您的限额将在 2026-11-30 16:41:44 重置").is_none());
-        assert!(clock("resets 10am (PST)").is_none());
+        // Abbreviations with more than one meaning give none.
+        assert!(clock("resets 10am (CST)").is_none());
+        assert!(clock("resets at 10:00 IST").is_none());
+        assert!(clock("resets at 10:00 BST").is_none());
+    }
+
+    #[test]
+    fn clocks_read_unambiguous_abbreviations() {
+        // Gemini CLI: `Intl.DateTimeFormat('en-US', {timeZoneName: 'short'})`.
+        let t =
+            clock("Usage limit reached for gemini-2.5-flash-lite. Access resets at 2:55 PM PST.")
+                .unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T22:55:00+00:00");
+        let t = clock("Access resets at 9:05 AM GMT+5:30.").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T03:35:00+00:00");
+        let t = clock("resets 10am (PST)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T18:00:00+00:00");
+        let t = clock("quota resets at 17:00 CET").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T16:00:00+00:00");
+        let t = clock("try again after 5:30 PM EDT").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T21:30:00+00:00");
+        // Only in capitals: "5pm est" is not sure to be a zone.
+        assert!(clock("resets 5pm est").is_none());
+        // A word after the time is not a zone.
+        assert!(clock("resets at 5pm today").is_none());
+        assert!(clock("resets at 5pm (later)").is_none());
+    }
+
+    #[test]
+    fn clocks_read_regional_names_midnight_and_noon() {
+        let t = clock("your free usage resets automatically at midnight Pacific.").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T08:00:00+00:00");
+        let t = clock("Daily quota resets at midnight UTC").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T00:00:00+00:00");
+        let t = clock("Requests per day reset daily at midnight Pacific Time").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T08:00:00+00:00");
+        let t = clock("resets at noon ET").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T17:00:00+00:00");
+        let t = clock("resets at 3pm Eastern Standard Time").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T20:00:00+00:00");
+        // Midnight with no zone, and a bare "Central" (US or elsewhere?).
+        assert!(clock("resets at midnight.").is_none());
+        assert!(clock("resets at midnight Central").is_none());
+        assert!(clock("resets at noon local time").is_none());
+    }
+
+    #[test]
+    fn clocks_read_weekdays_today_tomorrow_and_http_dates() {
+        // 2026-11-30 is a Monday.
+        let t = clock("Weekly limit reached · resets Thu 9am (Europe/Berlin)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-03T08:00:00+00:00");
+        let t = clock("resets Monday at 11am (UTC)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-07T11:00:00+00:00");
+        let t = clock("resets Monday at 1pm (UTC)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T13:00:00+00:00");
+        let t = clock("You've hit your limit · resets tomorrow at 3pm (Asia/Tokyo)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T06:00:00+00:00");
+        let t = clock("resets today at 9pm (UTC)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T21:00:00+00:00");
+        assert!(clock("resets today at 9am (UTC)").is_none());
+        let t = clock("retry after Tue, 01 Dec 2026 18:00:00 GMT").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T18:00:00+00:00");
+        let t = clock("resets on Dec 18 at 5am (Asia/Riyadh)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-18T02:00:00+00:00");
+        // A weekday that is not the date's day is a mistake: none.
+        assert!(clock("retry after Wed, 01 Dec 2026 18:00:00 GMT").is_none());
+        // "monthly" is not Monday.
+        assert!(clock("resets monthly at 00:00").is_none());
+        // A monthly reset's time of day is not its date.
+        assert!(clock("resets monthly at 00:00 UTC").is_none());
+        // No zone, no timing, whatever the day.
+        assert!(clock("resets tomorrow at 3pm").is_none());
+        assert!(clock("resets Thu 9am").is_none());
+    }
+
+    #[test]
+    fn clocks_read_google_reset_timestamps_in_text() {
+        let t = clock(
+            "metadata:map[quotaResetDelay:108h48m20s quotaResetTimeStamp:2026-12-04T15:24:12Z]",
+        )
+        .unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-04T15:24:12+00:00");
+        assert!(clock("quotaResetTimeStamp: 2026-12-04 15:24:12").is_none());
     }
 
     #[test]
@@ -877,6 +1376,68 @@ mod tests {
         assert_eq!(t.to_rfc3339(), "2026-12-01T00:00:00+00:00");
         // Etc/GMT+15 does not exist.
         assert!(clock("resets 9am (Etc/GMT+15)").is_none());
+    }
+
+    #[test]
+    fn phrases_read_a_retry_after_header_printed_as_text() {
+        let t = phrase("CAPIError: 429 rate limit exceeded\nretry-after: 60").unwrap();
+        assert_eq!(t, now() + Duration::seconds(60));
+        let t = phrase("headers: {'Retry-After': '17', 'x-request-id': 'r'}").unwrap();
+        assert_eq!(t, now() + Duration::seconds(17));
+        let t = phrase("RateLimited(retry_after=2.5)").unwrap();
+        assert_eq!(t, now() + Duration::milliseconds(2500));
+        let t = phrase("retry-after-ms: 1500").unwrap();
+        assert_eq!(t, now() + Duration::milliseconds(1500));
+        let t = phrase("Retry-After: Tue, 01 Dec 2026 18:00:00 GMT").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T18:00:00+00:00");
+        assert!(phrase("retry-after: 0").is_none());
+        assert!(phrase("Retry-After: Mon, 30 Nov 2026 11:00:00 GMT").is_none());
+        // A version or a time of day after the name is not seconds.
+        assert!(phrase("retry_after: 1.2.3").is_none());
+        assert!(phrase("retry_after: 12:30").is_none());
+    }
+
+    #[test]
+    fn phrases_read_the_wait_a_client_says_the_provider_asked_for() {
+        let t = phrase("Error: Retry failed after 1 attempts: Provider requested 1800000ms wait, exceeds retry.maxDelayMs (300000ms).").unwrap();
+        assert_eq!(t, now() + Duration::minutes(30));
+        let t = phrase("server requested a delay of 45 seconds").unwrap();
+        assert_eq!(t, now() + Duration::seconds(45));
+        // The client's own schedule, however it is worded, is not.
+        assert!(phrase("Retrying in 25s (attempt 1/3)").is_none());
+        assert!(phrase("Rate limited. Wait 2.7s (attempt 2/3)...").is_none());
+        assert!(phrase("We will try again in 5 seconds.").is_none());
+        assert!(phrase("Retry 2/3 in 5s").is_none());
+        // A reset the provider says will happen is the provider's.
+        let t = phrase("Your quota will reset after 20s.").unwrap();
+        assert_eq!(t, now() + Duration::seconds(20));
+    }
+
+    #[test]
+    fn phrases_read_words_clock_style_and_iso_durations() {
+        for (s, want) in [
+            ("Please try again in one minute.", 60.0),
+            ("try again in thirty seconds", 30.0),
+            ("try again in half an hour", 1800.0),
+            ("Please try again in 1 hour and 5 minutes.", 3900.0),
+            ("Try again in 3h 20m.", 12_000.0),
+            ("The model will be available in 10 minutes", 600.0),
+            ("Limit resets in 1:05:30.", 3930.0),
+            ("retry after PT1M30S", 90.0),
+            ("Please wait 20.387 second(s)", 20.387),
+        ] {
+            let t = phrase(s).unwrap_or_else(|| panic!("{s}"));
+            assert_eq!(
+                t,
+                now() + Duration::milliseconds((want * 1000.0) as i64),
+                "{s}"
+            );
+        }
+        assert!(phrase("Support is available 24 hours a day").is_none());
+        assert!(phrase("available in three regions").is_none());
+        assert!(phrase("try again in a few minutes").is_none());
+        assert!(phrase("resets in 5:30").is_none());
+        assert!(phrase("retry after Please").is_none());
     }
 
     #[test]
@@ -906,6 +1467,18 @@ mod tests {
             "wait",
             "Refreshes in 1h",
             "Come back in 3h 47m",
+            "Access resets at 2:55 PM PST",
+            "midnight Pacific",
+            "resets tomorrow at noon (UTC)",
+            "reset daily at ",
+            "Mon, 07 Dec 2026 18:00:00 GMT",
+            "Provider requested 1800000ms wait",
+            "available in 5 min",
+            "quotaResetTimeStamp:2026-12-04T15:24:12Z",
+            "renews on Dec 8 at 5pm CET",
+            "resets Thu 9am (Europe/Berlin)",
+            "monthly",
+            "(PST)",
             "reset at 1pm (Etc/GMT+5)",
             "Available After 4 PM GMT",
             "regain access on 2026-12-01 at 00:00 UTC",
@@ -915,6 +1488,9 @@ mod tests {
             "\t",
             "é",
             "retrying",
+            "retry-after: 60",
+            "'Retry-After': '17'",
+            "retry_after=2.5",
             "2026-12-01",
             "1-22-333",
             ". ",
@@ -932,7 +1508,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let cases: Vec<(&Led, Regex)> = [&*PHRASE_TRIGGER, &*CLOCK, &*ISO_TIME]
+        let cases: Vec<(&Led, Regex)> = [&*PHRASE_TRIGGER, &*CLOCK, &*ISO_TIME, &*RETRY_AFTER_TEXT]
             .into_iter()
             .map(|led| (led, led.plain()))
             .collect();

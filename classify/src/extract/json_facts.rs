@@ -280,8 +280,19 @@ impl Facts {
             return;
         }
         match key {
-            "resets_at" | "resetsAt" | "reset_at" | "resetAt" | "reset_time" | "resetTime"
-            | "X-RateLimit-Reset" | "x-ratelimit-reset" => {
+            "resets_at"
+            | "resetsAt"
+            | "reset_at"
+            | "resetAt"
+            | "reset_time"
+            | "resetTime"
+            | "reset_timestamp"
+            | "resetTimestamp"
+            | "quotaResetTimeStamp"
+            | "next_reset_at"
+            | "nextResetAt"
+            | "X-RateLimit-Reset"
+            | "x-ratelimit-reset" => {
                 let s = match val {
                     Json::Number(n) => n.to_string(),
                     Json::String(s) => s.to_string(),
@@ -299,12 +310,28 @@ impl Facts {
             | "retry_after_seconds"
             | "retryAfterSeconds"
             | "resetsInSeconds"
-            | "estimated_time" => {
-                if let Some(n) = num(val) {
-                    self.timing.body.push(BodyHint::Seconds(n));
+            | "reset_after"
+            | "resetAfter"
+            | "quotaResetDelay"
+            | "retry-after"
+            | "Retry-After"
+            | "estimated_time" => match val {
+                // A string may be a duration (`"30s"`, `"108h48m20.7s"`,
+                // `"PT30S"`) or, for a retry-after, a time.
+                Json::String(s) => match crate::timing::parse_wait(s) {
+                    Some(n) => self.timing.body.push(BodyHint::Seconds(n)),
+                    None if chrono::DateTime::parse_from_rfc3339(s.trim()).is_ok() => {
+                        self.timing.body.push(BodyHint::Absolute(s.to_string()))
+                    }
+                    None => {}
+                },
+                _ => {
+                    if let Some(n) = num(val) {
+                        self.timing.body.push(BodyHint::Seconds(n));
+                    }
                 }
-            }
-            "retry_after_ms" | "retryAfterMs" => {
+            },
+            "retry_after_ms" | "retryAfterMs" | "retry-after-ms" => {
                 if let Some(n) = num(val) {
                     self.timing.body.push(BodyHint::Seconds(n / 1000.0));
                 }

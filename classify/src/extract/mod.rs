@@ -355,6 +355,32 @@ mod tests {
     }
 
     #[test]
+    fn json_timing_fields_read_durations_and_times_written_as_strings() {
+        use crate::facts::BodyHint;
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["{\"error\":{\"code\":429,\"details\":[{\"metadata\":{\"quotaResetDelay\":\"108h48m20.5s\",\"quotaResetTimeStamp\":\"2026-12-04T15:24:12Z\"}}],\"headers\":{\"retry-after\":\"PT30S\"},\"retryAfter\":\"soon\"}}"]}]}"#,
+        );
+        let seconds: Vec<f64> = f
+            .timing
+            .body
+            .iter()
+            .filter_map(|h| match h {
+                BodyHint::Seconds(s) => Some(*s),
+                BodyHint::Absolute(_) => None,
+            })
+            .collect();
+        assert!(seconds.contains(&391_700.5), "{:?}", f.timing.body);
+        assert!(seconds.contains(&30.0), "{:?}", f.timing.body);
+        assert!(f
+            .timing
+            .body
+            .iter()
+            .any(|h| matches!(h, BodyHint::Absolute(a) if a == "2026-12-04T15:24:12Z")));
+        // "soon" is neither a wait nor a time.
+        assert_eq!(f.timing.body.len(), 3, "{:?}", f.timing.body);
+    }
+
+    #[test]
     fn nested_json_in_stderr_message() {
         let f = facts(
             r#"{"items":[{"kind":"stderr","lines":["ApiError: {\"error\":{\"message\":\"{\\n \\\"error\\\": {\\n \\\"code\\\": 429, \\\"status\\\": \\\"RESOURCE_EXHAUSTED\\\", \\\"details\\\": [{\\\"quotaId\\\": \\\"PerDayThing\\\"}]}}\",\"code\":429}}"]}]}"#,
