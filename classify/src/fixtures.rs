@@ -113,6 +113,10 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         "fixtures/generic-components.json",
         include_str!("../../catalogue/fixtures/generic-components.json"),
     ),
+    (
+        "fixtures/generic-libraries.json",
+        include_str!("../../catalogue/fixtures/generic-libraries.json"),
+    ),
 ];
 
 /// One fixture.

@@ -156,6 +156,10 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         "rules/generic-components.toml",
         include_str!("../../../catalogue/rules/generic-components.toml"),
     ),
+    (
+        "rules/generic-libraries.toml",
+        include_str!("../../../catalogue/rules/generic-libraries.toml"),
+    ),
 ];
 
 /// One rule that matched, for explanations and collision checks.
