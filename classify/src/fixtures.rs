@@ -117,6 +117,10 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         "fixtures/generic-libraries.json",
         include_str!("../../catalogue/fixtures/generic-libraries.json"),
     ),
+    (
+        "fixtures/agent-components.json",
+        include_str!("../../catalogue/fixtures/agent-components.json"),
+    ),
 ];
 
 /// One fixture.

@@ -160,6 +160,10 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         "rules/generic-libraries.toml",
         include_str!("../../../catalogue/rules/generic-libraries.toml"),
     ),
+    (
+        "rules/agent-components.toml",
+        include_str!("../../../catalogue/rules/agent-components.toml"),
+    ),
 ];
 
 /// One rule that matched, for explanations and collision checks.
