@@ -47,19 +47,19 @@ const MAX_EXPANSION: usize = 512;
 /// (compared ASCII case-insensitively), or `None` when there is no useful set.
 #[cfg(test)]
 pub(crate) fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
-    plan(pattern).map(|p| p.literals.into_iter().map(|(l, _, _)| l).collect())
+    plan(pattern).map(|p| p.literals.into_iter().map(|(l, _)| l).collect())
 }
 
 /// How one pattern is prefiltered and confirmed.
 struct Plan {
-    /// Prefilter literals, each with the branch and the part of the branch
-    /// (see [`Branch::Regex`]) it belongs to.
-    literals: Vec<(Vec<u8>, usize, usize)>,
+    /// Prefilter literals, each with the branch it belongs to (for a regex
+    /// branch, the literals of its rarest run, see [`Branch::Regex`]).
+    literals: Vec<(Vec<u8>, usize)>,
     /// The pattern's alternatives, in the regex's order of preference: its
     /// strings where a top-level alternative expands into strings, else the
     /// alternative itself.
     branches: Vec<Branch>,
-    /// Per regex branch with more than one part: the parts left out of the
+    /// Per regex branch with more than one run: the runs left out of the
     /// literals (see [`Prefilter::rest`]).
     rest: Vec<(u32, Vec<Vec<Vec<u8>>>)>,
 }
@@ -70,11 +70,10 @@ pub(crate) enum Branch {
     /// The branch is one string (its literal), perhaps with word
     /// boundaries at its ends: a hit is a match when those hold.
     Literal { word_start: bool, word_end: bool },
-    /// Anything else: the pattern's regex decides, once each of the
-    /// branch's `parts` (sets of literals a match must contain one of, all of
-    /// them required) has a hit and each of its other parts
-    /// ([`Prefilter::rest`]) occurs in the segment.
-    Regex { parts: u32 },
+    /// Anything else: the pattern's regex decides, once the branch's rarest
+    /// run (a set of literals a match must contain one of) has a hit and
+    /// each of its other runs ([`Prefilter::rest`]) occurs in the segment.
+    Regex,
 }
 
 /// Most literal sets a regex branch is checked on.
@@ -103,7 +102,7 @@ fn plan(pattern: &str) -> Option<Plan> {
         match strings {
             Some(strings) if branches.len() + strings.len() <= MAX_EXPANSION => {
                 for s in strings {
-                    literals.push((s.bytes, branches.len(), 0));
+                    literals.push((s.bytes, branches.len()));
                     branches.push(Branch::Literal {
                         word_start: s.word_start,
                         word_end: s.word_end,
@@ -132,17 +131,17 @@ fn plan(pattern: &str) -> Option<Plan> {
                     .max_by_key(|&k| rarity(&parts[k]))
                     .unwrap_or(0);
                 let kept = parts.remove(rarest);
-                literals.extend(kept.into_iter().map(|l| (l, b, 0)));
+                literals.extend(kept.into_iter().map(|l| (l, b)));
                 // Rarest first: the search stops at the first part missing.
                 parts.sort_by_key(|p| std::cmp::Reverse(rarity(p)));
                 if !parts.is_empty() {
                     rest.push((b as u32, parts));
                 }
-                branches.push(Branch::Regex { parts: 1 });
+                branches.push(Branch::Regex);
             }
         }
     }
-    if literals.is_empty() || literals.iter().any(|(l, _, _)| l.len() < MIN_LITERAL) {
+    if literals.is_empty() || literals.iter().any(|(l, _)| l.len() < MIN_LITERAL) {
         return None;
     }
     Some(Plan {
@@ -416,7 +415,6 @@ pub(crate) struct Hit {
     pub segment: u32,
     pub start: usize,
     pub branch: u32,
-    pub part: u32,
     pub end: usize,
 }
 
@@ -432,8 +430,8 @@ struct Literals {
 #[derive(Debug, Default)]
 pub(crate) struct Prefilter {
     dfa: Option<Literals>,
-    /// Per automaton literal (unique): the `(pattern, branch, part)` using it.
-    uses: Vec<Vec<(u32, u32, u32)>>,
+    /// Per automaton literal (unique): the `(pattern, branch)` using it.
+    uses: Vec<Vec<(u32, u32)>>,
     /// Per pattern: its branches, or `None` when it has no usable literal
     /// and runs on every segment.
     branches: Vec<Option<Vec<Branch>>>,
@@ -451,7 +449,7 @@ impl Prefilter {
     pub(crate) fn build(patterns: &[&str]) -> Result<Prefilter, String> {
         let mut lits: Vec<Vec<u8>> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut uses: Vec<Vec<(u32, u32, u32)>> = Vec::new();
+        let mut uses: Vec<Vec<(u32, u32)>> = Vec::new();
         let mut branches = Vec::with_capacity(patterns.len());
         let mut always = Vec::new();
         let mut rest = Vec::with_capacity(patterns.len());
@@ -475,14 +473,14 @@ impl Prefilter {
                     })
                     .collect(),
             );
-            for (lit, b, part) in plan.literals {
+            for (lit, b) in plan.literals {
                 let lit = lit.to_ascii_lowercase();
                 let k = *index.entry(lit.clone()).or_insert_with(|| {
                     lits.push(lit);
                     uses.push(Vec::new());
                     lits.len() - 1
                 });
-                let u = (i as u32, b as u32, part as u32);
+                let u = (i as u32, b as u32);
                 if !uses[k].contains(&u) {
                     uses[k].push(u);
                 }
@@ -555,13 +553,12 @@ impl Prefilter {
                 for k in 0..dfa.match_len(sid) {
                     let literal = dfa.match_pattern(sid, k);
                     let start = end - dfa.pattern_len(literal);
-                    for &(pattern, branch, part) in &self.uses[literal.as_usize()] {
+                    for &(pattern, branch) in &self.uses[literal.as_usize()] {
                         out.push(Hit {
                             pattern,
                             segment: seg as u32,
                             start,
                             branch,
-                            part,
                             end,
                         });
                     }
@@ -594,10 +591,10 @@ impl Prefilter {
                 word_start,
                 word_end,
             } => literal_match(text, h.start - offset, h.end - offset, word_start, word_end),
-            Branch::Regex { .. } => false,
+            Branch::Regex => false,
         });
         // Without a literal match, the regex can only match through a branch
-        // with regex syntax, which needs a hit on each of its parts.
+        // with regex syntax, which needs a hit on its rarest run.
         literal || (self.regex_branch_possible(branches, hits, lower) && re.is_match(text))
     }
 
@@ -641,51 +638,35 @@ impl Prefilter {
 }
 
 impl Prefilter {
-    /// Whether some branch with regex syntax has a hit on each of its parts
-    /// among `hits` (one pattern's hits in one segment) and its other parts
-    /// occur in the segment (`lower`, ASCII-lowercased).
+    /// Whether some branch with regex syntax has a hit among `hits` (one
+    /// pattern's hits in one segment) and its other runs occur in the
+    /// segment (`lower`, ASCII-lowercased).
     fn regex_branch_possible(&self, branches: &[Branch], hits: &[Hit], lower: &[u8]) -> bool {
-        // Parts seen so far, per regex branch with hits: (branch, bits).
-        let mut seen: [(u32, u32); 4] = [(u32::MAX, 0); 4];
         let Some(first) = hits.first() else {
             return false;
         };
         let rest = &self.rest[first.pattern as usize];
-        // Whether every left-out part of `branch` occurs in the segment.
+        // Whether every left-out run of `branch` occurs in the segment.
         let others_occur = |branch: u32| {
             rest.iter()
                 .find(|(b, _)| *b == branch)
-                .is_none_or(|(_, parts)| {
-                    parts
-                        .iter()
+                .is_none_or(|(_, runs)| {
+                    runs.iter()
                         .all(|lits| lits.iter().any(|l| l.find(lower).is_some()))
                 })
         };
+        // Regex branches already found wanting (the first few; past them a
+        // branch is looked at again on each hit, which answers the same).
+        let mut tried = [u32::MAX; 4];
         for h in hits {
-            let Branch::Regex { parts } = branches[h.branch as usize] else {
+            if branches[h.branch as usize] != Branch::Regex || tried.contains(&h.branch) {
                 continue;
-            };
-            let all = if parts >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << parts) - 1
-            };
-            match seen
-                .iter_mut()
-                .find(|(b, _)| *b == h.branch || *b == u32::MAX)
-            {
-                Some(slot) => {
-                    if slot.1 == all {
-                        // Complete already, and the other parts were missing.
-                        continue;
-                    }
-                    *slot = (h.branch, slot.1 | 1 << h.part);
-                    if slot.1 == all && others_occur(h.branch) {
-                        return true;
-                    }
-                }
-                // More regex branches than slots: assume it can.
-                None => return true,
+            }
+            if others_occur(h.branch) {
+                return true;
+            }
+            if let Some(slot) = tried.iter_mut().find(|b| **b == u32::MAX) {
+                *slot = h.branch;
             }
         }
         false
@@ -771,7 +752,7 @@ mod tests {
                 lit(false, false),
                 lit(true, false),
                 lit(false, true),
-                Branch::Regex { parts: 1 },
+                Branch::Regex,
                 lit(false, false),
             ]
         );
@@ -790,13 +771,13 @@ mod tests {
         let p = plan(r"\bfoo (?:bar|baz)\b|\bqux\s+quux").unwrap();
         assert_eq!(
             p.branches,
-            vec![lit(true, true), lit(true, true), Branch::Regex { parts: 1 }]
+            vec![lit(true, true), lit(true, true), Branch::Regex]
         );
         assert_eq!(of(&p, 2), vec![b"quux"]);
         assert_eq!(p.rest, vec![(2, vec![vec![b"qux".to_vec()]])]);
         // Inline flags: the case-sensitive reading no longer stands for the regex.
         let p = plan(r"(?-i:\bfoo bar\b)|baz qux").unwrap();
-        assert!(p.branches.iter().all(|b| matches!(b, Branch::Regex { .. })));
+        assert!(p.branches.iter().all(|b| *b == Branch::Regex));
     }
 
     #[test]
@@ -957,7 +938,7 @@ mod agreement {
     /// for it and the words of its source.
     fn pieces(pattern: &str) -> Vec<Vec<u8>> {
         let mut out: Vec<Vec<u8>> = plan(pattern)
-            .map(|p| p.literals.into_iter().map(|(l, _, _)| l).collect())
+            .map(|p| p.literals.into_iter().map(|(l, _)| l).collect())
             .unwrap_or_default();
         for w in pattern.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')) {
             if !w.is_empty() && !out.iter().any(|o| o == w.as_bytes()) {
