@@ -151,7 +151,7 @@ pub(crate) fn resolve(
                 .filter_map(|(t, lower)| phrase_hint(t, lower, now))
                 .max(),
             TimingSource::Epoch => texts(facts, text_sources, item)
-                .filter_map(|(t, _)| epoch_hint(t, now))
+                .filter_map(|(t, lower)| epoch_hint(t, lower, now))
                 .max(),
             TimingSource::Clock => texts(facts, text_sources, item)
                 .filter_map(|(t, lower)| clock_hint(t, lower, now))
@@ -731,18 +731,48 @@ static EPOCH: LazyLock<Regex> = LazyLock::new(|| {
         .expect("epoch pattern compiles")
 });
 
-fn epoch_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+/// A reset field printed as text rather than JSON (Node's `util.inspect`
+/// writes `{ resetsAt: 1796068800 }`, logs write `reset_at=…`,
+/// `resets_in_seconds: 8464`): the key names what the value is.
+static RESET_FIELD_TEXT: LazyLock<Led> = LazyLock::new(|| {
+    Led::new(
+        concat!(
+            r#"\b(?P<key>resets?_?at|reset_?time(?:_?stamp)?|next_?reset(?:_?at)?|quota_?reset_?time_?stamp|resets?_?in_?seconds|reset_?after_?seconds|retry_?after_?seconds)["']?[ \t]*[:=][ \t]*["']?"#,
+            r"(?P<v>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})|\d+(?:\.\d+)?)(?:[^\d.:-]|$)",
+        ),
+        &["reset", "next", "quota", "retry"],
+    )
+});
+
+fn epoch_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let bytes = text.as_bytes();
     // Every sentinel has a `|`; most texts have none.
-    memchr::memchr(b'|', text.as_bytes())?;
-    EPOCH
-        .captures_iter(text.as_bytes())
+    let sentinels = memchr::memchr(b'|', bytes)
+        .is_some()
+        .then(|| EPOCH.captures_iter(bytes).take(8))
+        .into_iter()
+        .flatten()
+        .filter_map(|c| parse_absolute(std::str::from_utf8(c.get(1)?.as_bytes()).ok()?));
+    let fields = RESET_FIELD_TEXT
+        .captures(bytes, lower)
         .take(8)
-        .filter_map(|c| {
-            let d = std::str::from_utf8(c.get(1)?.as_bytes()).ok()?;
-            parse_absolute(d)
-        })
-        .filter(|t| valid(*t, now))
-        .max()
+        .filter_map(|(_, c)| {
+            let key = std::str::from_utf8(c.name("key")?.as_bytes()).ok()?;
+            let v = std::str::from_utf8(c.name("v")?.as_bytes()).ok()?;
+            if key.to_ascii_lowercase().ends_with("seconds") {
+                return after_seconds(now, v.parse().ok()?);
+            }
+            // An instant: RFC 3339, or epoch seconds or milliseconds; a
+            // small number under an instant's name says nothing sure.
+            match v.parse::<f64>() {
+                Ok(n) if n >= 1e9 => parse_absolute(v),
+                Ok(_) => None,
+                Err(_) => DateTime::parse_from_rfc3339(&v.replacen(' ', "T", 1))
+                    .ok()
+                    .map(|t| t.with_timezone(&Utc)),
+            }
+        });
+    sentinels.chain(fields).filter(|t| valid(*t, now)).max()
 }
 
 // ---------------------------------------------------------------------------
@@ -757,7 +787,7 @@ fn epoch_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 static CLOCK: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r"\b(?:resets?(?:[\x20\t]+(?:automatically|daily|every[\x20\t]+day|each[\x20\t]+day))?(?:[\x20\t]+(?:at|on))?|refresh(?:es)?[\x20\t]+(?:at|on)|renews?[\x20\t]+(?:at|on)|try[\x20\t]+again[\x20\t]+(?:at|after|on)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after|on)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]+",
+            r"\b(?:resets?(?:[\x20\t]+(?:automatically|daily|every[\x20\t]+day|each[\x20\t]+day))?(?:[\x20\t]+(?:at|on))?|reset[\x20\t]+time|refresh(?:es)?[\x20\t]+(?:at|on)|renews?[\x20\t]+(?:at|on)|try[\x20\t]+again[\x20\t]+(?:at|after|on)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after|on)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]*:?[\x20\t]+",
             r"(?:(?:(?P<wd>mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\b\.?,?[\x20\t]+)?",
             r"(?:(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?",
             r"|(?P<day2>\d{1,2})[\x20\t]+(?P<mon2>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?,?[\x20\t]+(?:(?P<year2>\d{4}),?[\x20\t]+)?",
@@ -784,7 +814,7 @@ static CLOCK: LazyLock<Led> = LazyLock::new(|| {
 static ISO_TIME: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r#"\b(?:(?:resets?|reset at|until|after|at|try again at)[ \t]+|quotareset(?:timestamp|time)["']?[ \t]*[:=][ \t]*["']?)"#,
+            r#"\b(?:(?:resets?|reset at|resets at|reset time|until|after|at|try again at)[ \t]*:?[ \t]+|quotareset(?:timestamp|time)["']?[ \t]*[:=][ \t]*["']?)"#,
             r"(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))",
         ),
         &["reset", "until", "after", "at", "try", "quotareset"],
@@ -1491,6 +1521,11 @@ mod tests {
             "retry-after: 60",
             "'Retry-After': '17'",
             "retry_after=2.5",
+            "resetsAt: 1796068800",
+            "reset_at=",
+            "resets_in_seconds: 84",
+            "Reset time: ",
+            "resets: ",
             "2026-12-01",
             "1-22-333",
             ". ",
@@ -1508,10 +1543,16 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let cases: Vec<(&Led, Regex)> = [&*PHRASE_TRIGGER, &*CLOCK, &*ISO_TIME, &*RETRY_AFTER_TEXT]
-            .into_iter()
-            .map(|led| (led, led.plain()))
-            .collect();
+        let cases: Vec<(&Led, Regex)> = [
+            &*PHRASE_TRIGGER,
+            &*CLOCK,
+            &*ISO_TIME,
+            &*RETRY_AFTER_TEXT,
+            &*RESET_FIELD_TEXT,
+        ]
+        .into_iter()
+        .map(|led| (led, led.plain()))
+        .collect();
         for _ in 0..4000 {
             let n = 1 + next(6);
             let text: String = (0..n).map(|_| pieces[next(pieces.len())]).collect();
@@ -1540,9 +1581,41 @@ mod tests {
         }
     }
     #[test]
+    fn reset_fields_printed_as_text() {
+        let e = |s: &str| epoch_hint(s, s.to_ascii_lowercase().as_bytes(), now());
+        // Node's util.inspect: keys without quotes.
+        let t = e("{ type: 'rate_limit_error', resetsAt: 1796068800 }").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T20:00:00+00:00");
+        let t = e("usage_limit_reached plan_type=plus reset_at=1796068800000").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T20:00:00+00:00");
+        let t = e("resets_in_seconds: 8464").unwrap();
+        assert_eq!(t, now() + Duration::seconds(8464));
+        let t = e("next_reset: '2026-12-01T00:00:00Z'").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T00:00:00+00:00");
+        // A small number under an instant's name, a past instant, a date
+        // without a zone: nothing sure.
+        assert!(e("reset_at: 3600").is_none());
+        assert!(e("resetsAt: 1760000400").is_none());
+        assert!(e("reset_time: 2026-12-01 00:00:00").is_none());
+        assert!(e("reset_at: 1796068800.5.1").is_none());
+    }
+
+    #[test]
+    fn clocks_read_a_colon_after_the_word() {
+        let t = clock("Limit resets: 5pm (America/New_York)").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T22:00:00+00:00");
+        let t = clock("Reset time: 2026-12-01T08:00:00Z").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T08:00:00+00:00");
+        let t = clock("Resets at: 2026-12-01 09:30 UTC").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-12-01T09:30:00+00:00");
+        assert!(clock("Reset time: 9:30").is_none());
+    }
+
+    #[test]
     fn epochs_in_the_past_are_dropped() {
-        assert!(epoch_hint("Claude AI usage limit reached|1760000400", now()).is_none());
-        let t = epoch_hint("Claude AI usage limit reached|1796068800", now()).unwrap();
+        let e = |s: &str| epoch_hint(s, s.to_ascii_lowercase().as_bytes(), now());
+        assert!(e("Claude AI usage limit reached|1760000400").is_none());
+        let t = e("Claude AI usage limit reached|1796068800").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-11-30T20:00:00+00:00");
     }
 }
