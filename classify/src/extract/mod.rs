@@ -355,6 +355,24 @@ mod tests {
     }
 
     #[test]
+    fn google_details_in_a_pretty_printed_error_cut_into_lines() {
+        // No line is JSON on its own: the 429 is only text, but the
+        // status's name says it.
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["[{","  \"error\": {","    \"code\": 429,","    \"status\": \"RESOURCE_EXHAUSTED\",","        \"quotaId\": \"GenerateContentInputTokensPerModelPerMinute-FreeTier\","]}]}"#,
+        );
+        assert_eq!(
+            f.quota_ids,
+            vec!["generatecontentinputtokenspermodelperminute-freetier"]
+        );
+        // Neither a 429 nor RESOURCE_EXHAUSTED: a quotaId key is not read.
+        let f = facts(
+            r#"{"items":[{"kind":"stderr","lines":["config dump:","  \"quotaId\": \"SomethingPerMinute\","]}]}"#,
+        );
+        assert!(f.quota_ids.is_empty());
+    }
+
+    #[test]
     fn json_timing_fields_read_durations_and_times_written_as_strings() {
         use crate::facts::BodyHint;
         let f = facts(

@@ -99,9 +99,15 @@ impl Facts {
     /// the error was printed. Read only when the JSON readers found none.
     pub(super) fn text_google_details(&mut self) {
         // Both details come only with RESOURCE_EXHAUSTED, which is a 429:
-        // without one (from a response, a JSON code or prose) there is
-        // nothing to look for.
-        if !self.statuses.iter().any(|&(s, _)| s == 429) {
+        // without one (from a response, a JSON code or prose) or the
+        // status's name there is nothing to look for.
+        // A pretty-printed error cut into lines keeps its status only as
+        // text (`"code": 429,` on a line of its own), but says
+        // RESOURCE_EXHAUSTED as well.
+        if !self.statuses.iter().any(|&(s, _)| s == 429)
+            && memchr::memmem::find(&self.lower[Source::Error as usize], b"resource_exhausted")
+                .is_none()
+        {
             return;
         }
         if self.quota_ids.is_empty() {
