@@ -794,7 +794,7 @@ static CLOCK: LazyLock<Led> = LazyLock::new(|| {
             r"|(?P<iy>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})[\x20\t]+",
             r"|(?P<rel>today|tonight|tomorrow)[\x20\t]+)?(?:at[\x20\t]+)?)?",
             r"(?:(?P<h>\d{1,2})(?::(?P<min>\d{2})(?::\d{2})?)?[\x20\t]*(?P<ampm>[ap]\.?m\b\.?)?|(?P<word>midnight|noon)\b)[\x20\t]*",
-            r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\d{0,2}\)|\((?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?\)|\([A-Za-z]{2,5}\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?(?:[+-]\d{1,2}\b)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|(?:pacific|eastern|central|mountain)(?:[\x20\t]+(?:standard[\x20\t]+|daylight[\x20\t]+)?time)?\b|[A-Za-z]{2,5}\b|Z\b|[+-]\d{2}:?\d{2})?",
+            r"(?P<zone>\([A-Za-z_]+/[A-Za-z_/+-]+\d{0,2}\)|\((?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?\)|\([A-Za-z]{2,5}\)|[A-Za-z_]+/[A-Za-z_]+(?:/[A-Za-z_]+)?(?:[+-]\d{1,2}\b)?|(?:UTC|GMT)(?:[\x20\t]*[+-]\d{1,2}(?::?\d{2})?)?|(?:[A-Za-z-]+[\x20\t]+){1,3}(?:standard|daylight|summer|mean|universal)[\x20\t]+time\b|beijing[\x20\t]+time\b|(?:pacific|eastern|central|mountain)(?:[\x20\t]+time)?\b|[A-Za-z]{2,5}\b|Z\b|[+-]\d{2}:?\d{2})?",
         ),
         &[
             "reset",
@@ -1034,6 +1034,44 @@ const ZONE_ABBREVIATIONS: [(&str, f64); 27] = [
     ("NZDT", 13.0),
 ];
 
+/// Zones' long names as `Intl`'s `timeZoneName: 'long'` (en-US) and
+/// people write them, with their offsets in hours: each names one offset.
+const ZONE_LONG_NAMES: [(&str, f64); 33] = [
+    ("pacific standard time", -8.0),
+    ("pacific daylight time", -7.0),
+    ("mountain standard time", -7.0),
+    ("mountain daylight time", -6.0),
+    ("central standard time", -6.0),
+    ("central daylight time", -5.0),
+    ("eastern standard time", -5.0),
+    ("eastern daylight time", -4.0),
+    ("alaska standard time", -9.0),
+    ("alaska daylight time", -8.0),
+    ("hawaii-aleutian standard time", -10.0),
+    ("greenwich mean time", 0.0),
+    ("coordinated universal time", 0.0),
+    ("british summer time", 1.0),
+    ("irish standard time", 1.0),
+    ("western european standard time", 0.0),
+    ("western european summer time", 1.0),
+    ("central european standard time", 1.0),
+    ("central european summer time", 2.0),
+    ("eastern european standard time", 2.0),
+    ("eastern european summer time", 3.0),
+    ("moscow standard time", 3.0),
+    ("india standard time", 5.5),
+    ("china standard time", 8.0),
+    ("beijing time", 8.0),
+    ("singapore standard time", 8.0),
+    ("hong kong standard time", 8.0),
+    ("japan standard time", 9.0),
+    ("korean standard time", 9.0),
+    ("australian eastern standard time", 10.0),
+    ("australian eastern daylight time", 11.0),
+    ("new zealand standard time", 12.0),
+    ("new zealand daylight time", 13.0),
+];
+
 /// What `zone` names, if it names one zone: `Z`, `UTC`, `GMT`, `UTC+9`,
 /// `+05:30`, an IANA name (`Asia/Seoul`, any case, POSIX `Etc/GMT+5`), an
 /// abbreviation of [`ZONE_ABBREVIATIONS`] written in capitals, `PT`, `ET`,
@@ -1057,6 +1095,14 @@ fn zone_of(zone: &str) -> Option<Zone> {
     }
     if !zone.contains('/') {
         let hours = |h: f64| chrono::FixedOffset::east_opt((h * 3600.0) as i32).map(Zone::Fixed);
+        let long = zone
+            .split_ascii_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_lowercase();
+        if let Some((_, h)) = ZONE_LONG_NAMES.iter().find(|(n, _)| *n == long) {
+            return hours(*h);
+        }
         // Abbreviations only as written in capitals: "5pm est" is not sure.
         if zone.bytes().all(|c| c.is_ascii_uppercase()) {
             if let Some((_, h)) = ZONE_ABBREVIATIONS.iter().find(|(a, _)| *a == zone) {
@@ -1352,6 +1398,17 @@ mod tests {
         assert_eq!(t.to_rfc3339(), "2026-11-30T17:00:00+00:00");
         let t = clock("resets at 3pm Eastern Standard Time").unwrap();
         assert_eq!(t.to_rfc3339(), "2026-11-30T20:00:00+00:00");
+        let t = clock("Access resets at 9:05 PM India Standard Time.").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T15:35:00+00:00");
+        let t = clock("quota resets at 00:00 Beijing Time").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T16:00:00+00:00");
+        let t = clock("resets at 17:00 Central European Summer Time").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T15:00:00+00:00");
+        let t = clock("resets at 3pm Pacific Standard Time").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T23:00:00+00:00");
+        // Words that only look like a zone's name.
+        assert!(clock("resets at 5pm during standard time").is_none());
+        assert!(clock("resets at 5pm Arabian Standard Time").is_none());
         // Midnight with no zone, and a bare "Central" (US or elsewhere?).
         assert!(clock("resets at midnight.").is_none());
         assert!(clock("resets at midnight Central").is_none());
