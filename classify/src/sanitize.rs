@@ -245,8 +245,30 @@ const IDENTITY_WORDS: &[&[u8]] = &[
     b"subscription",
 ];
 
+/// Per length, which of [`IDENTITY_WORDS`] have it (bit `k` for word `k`).
+static IDENTITY_WORDS_BY_LEN: [u16; 16] = {
+    let mut t = [0u16; 16];
+    let mut k = 0;
+    while k < IDENTITY_WORDS.len() {
+        t[IDENTITY_WORDS[k].len()] |= 1 << k;
+        k += 1;
+    }
+    t
+};
+
 fn is_identity_word(t: &[u8]) -> bool {
-    (2..=13).contains(&t.len()) && IDENTITY_WORDS.iter().any(|w| t.eq_ignore_ascii_case(w))
+    // Called on most tokens: only the words of the token's length (three
+    // at most) are compared.
+    let Some(&(mut of_len)) = IDENTITY_WORDS_BY_LEN.get(t.len()) else {
+        return false;
+    };
+    while of_len != 0 {
+        if t.eq_ignore_ascii_case(IDENTITY_WORDS[of_len.trailing_zeros() as usize]) {
+            return true;
+        }
+        of_len &= of_len - 1;
+    }
+    false
 }
 
 /// Field names whose value is an identity (`project_id`, `"account":`,
