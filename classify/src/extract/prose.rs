@@ -37,6 +37,14 @@ static QUOTA_WORD: LazyLock<memchr::memmem::Finder<'static>> =
 static RETRY_WORD: LazyLock<memchr::memmem::Finder<'static>> =
     LazyLock::new(|| memchr::memmem::Finder::new("retry"));
 
+/// Words whose absence from the lower-cased error text skips a reading
+/// ([`Facts::text_google_details`], [`Facts::oversized_request`]); built
+/// once, as building a searcher costs more than most searches.
+static RESOURCE_EXHAUSTED: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("resource_exhausted"));
+static REQUESTED: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("requested"));
+
 /// The values written after the key `<word><tail>` and `:` or `=` (optional
 /// quotes and spaces around it) in lower-cased text: `quotaid:x`,
 /// `"quota_id": "x"`, `retrydelay:59s`. The key is a whole word
@@ -105,7 +113,8 @@ impl Facts {
         // text (`"code": 429,` on a line of its own), but says
         // RESOURCE_EXHAUSTED as well.
         if !self.statuses.iter().any(|&(s, _)| s == 429)
-            && memchr::memmem::find(&self.lower[Source::Error as usize], b"resource_exhausted")
+            && RESOURCE_EXHAUSTED
+                .find(&self.lower[Source::Error as usize])
                 .is_none()
         {
             return;
@@ -137,7 +146,7 @@ impl Facts {
     /// identifier.
     pub(super) fn oversized_request(&mut self) {
         let lower = &self.lower[Source::Error as usize];
-        if memchr::memmem::find(lower, b"requested").is_none() {
+        if REQUESTED.find(lower).is_none() {
             return;
         }
         let over = LIMIT_REQUESTED.captures_iter(lower).take(8).find_map(|c| {
