@@ -366,6 +366,7 @@ pub fn runner_formats_bytes(data: &[u8]) {
     for f in [
         Format::ClaudeStreamJson,
         Format::CodexJson,
+        Format::CodexAppServer,
         Format::GeminiStreamJson,
         Format::Plain,
     ] {

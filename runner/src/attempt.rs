@@ -31,9 +31,9 @@ pub const TAIL_BYTES: usize = 12 * 1024;
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// Lines in flight from the pipes (with [`MAX_LINE_BYTES`], the memory
 /// bound of a reader).
-const LINE_QUEUE: usize = 16;
+pub(crate) const LINE_QUEUE: usize = 16;
 /// Structured errors kept per attempt.
-const MAX_ERRORS: usize = 4;
+pub(crate) const MAX_ERRORS: usize = 4;
 /// After the agent exits, how long output still in its pipes is read (a
 /// grandchild may hold them open).
 const DRAIN: Duration = Duration::from_secs(2);
@@ -347,13 +347,13 @@ pub fn launch_failure(program: &str, e: &std::io::Error, ui: &Ui) -> End {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stream {
+pub(crate) enum Stream {
     Stdout,
     Stderr,
 }
 
 #[derive(Debug)]
-enum Line {
+pub(crate) enum Line {
     Text(String),
     /// Longer than [`MAX_LINE_BYTES`]: its first bytes only.
     TooLong(String),
@@ -362,7 +362,7 @@ enum Line {
 /// Splits a stream into lines of at most [`MAX_LINE_BYTES`]; the rest of a
 /// longer line is read and dropped, so memory stays bounded whatever the
 /// agent prints.
-async fn read_lines(
+pub(crate) async fn read_lines(
     mut r: impl AsyncRead + Unpin,
     stream: Stream,
     tx: mpsc::Sender<(Stream, Line)>,

@@ -32,6 +32,8 @@ pub enum Format {
     GeminiStreamJson,
     /// An Agent Client Protocol agent over stdio (JSON-RPC).
     Acp,
+    /// `codex app-server`: Codex's own JSON-RPC protocol over stdio.
+    CodexAppServer,
 }
 
 impl Format {
@@ -45,10 +47,16 @@ impl Format {
     pub fn implied_agent(self) -> Option<(&'static str, &'static str)> {
         match self {
             Format::ClaudeStreamJson => Some(("claude-code", "anthropic")),
-            Format::CodexJson => Some(("codex", "openai")),
+            Format::CodexJson | Format::CodexAppServer => Some(("codex", "openai")),
             Format::GeminiStreamJson => Some(("gemini-cli", "google")),
             Format::Plain | Format::Acp => None,
         }
+    }
+
+    /// The prompt goes over the protocol, not on the command line, and the
+    /// agent's permission requests are answered from the configuration.
+    pub fn speaks_protocol(self) -> bool {
+        matches!(self, Format::Acp | Format::CodexAppServer)
     }
 
     /// Every format's name, for messages: `plain, claude-stream-json, …`.
@@ -89,11 +97,14 @@ pub struct AgentConfig {
     /// Working directory, relative to the configuration file's folder.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
-    /// ACP only: how tool permission requests are answered.
+    /// ACP and `codex-app-server` only: how tool permission (approval)
+    /// requests are answered.
     #[serde(default)]
     pub permissions: Permissions,
-    /// ACP only, with `permissions = "allow_listed"`: ACP tool kinds
-    /// (`read`, `edit`, `search`, `execute`, `fetch`, …) to allow.
+    /// ACP and `codex-app-server` only, with `permissions =
+    /// "allow_listed"`: ACP tool kinds (`read`, `edit`, `search`,
+    /// `execute`, `fetch`, …) to allow; a Codex command approval is
+    /// `execute`, a file change `edit`, a sandbox permission `other`.
     #[serde(default)]
     pub allow_tools: Vec<String>,
     /// Stop an attempt that runs longer than this (seconds). Off by
@@ -186,19 +197,21 @@ impl RunnerConfig {
                     "`{key}.command` must name a program, e.g. [\"claude\", \"-p\", \"{PROMPT_PLACEHOLDER}\"]"
                 )));
             }
-            if agent.format != Format::Acp
+            if !agent.format.speaks_protocol()
                 && !agent.command.iter().any(|a| a.contains(PROMPT_PLACEHOLDER))
             {
                 return Err(invalid(format!(
                     "`{key}.command` has no `{PROMPT_PLACEHOLDER}`: the prompt must go somewhere \
-                     (only `format = \"acp\"` sends it over the protocol)"
+                     (only `format = \"acp\"` and `format = \"codex-app-server\"` send it over \
+                     the protocol)"
                 )));
             }
-            if agent.format != Format::Acp
+            if !agent.format.speaks_protocol()
                 && (agent.permissions != Permissions::Deny || !agent.allow_tools.is_empty())
             {
                 return Err(invalid(format!(
-                    "`{key}.permissions` and `{key}.allow_tools` apply to `format = \"acp\"` only"
+                    "`{key}.permissions` and `{key}.allow_tools` apply to `format = \"acp\"` and \
+                     `format = \"codex-app-server\"` only"
                 )));
             }
             if agent.timeout_seconds == Some(0) {
@@ -390,6 +403,25 @@ mod tests {
         let e = c.runnable("a", "A").expect_err("no such directory");
         assert!(e.to_string().contains("agents.a.cwd"), "{e}");
         assert!(parse("[agents.a]\ncommand = [\"x\", \"{prompt}\"]\nformat = \"plain\"\ntimeout_seconds = 0\n").is_err());
+    }
+
+    #[test]
+    fn codex_app_server_speaks_its_protocol() {
+        // No `{prompt}` (it goes in `turn/start`), approvals configured as
+        // ACP's permissions are, and Codex implied.
+        let c = parse(
+            "[agents.c]\ncommand = [\"codex\", \"app-server\"]\nformat = \"codex-app-server\"\n\
+             permissions = \"allow_listed\"\nallow_tools = [\"edit\"]\n",
+        )
+        .expect("valid");
+        let a = c.agent("c", "C").expect("present");
+        assert_eq!(a.format, Format::CodexAppServer);
+        assert_eq!(a.allow_tools, vec!["edit".to_string()]);
+        assert_eq!(a.identity(), ("codex".into(), "openai".into()));
+        let e = parse("[agents.a]\ncommand = [\"x\"]\nformat = \"codex-json\"\n")
+            .expect_err("codex exec needs the prompt")
+            .to_string();
+        assert!(e.contains("codex-app-server"), "{e}");
     }
 
     #[test]

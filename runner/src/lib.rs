@@ -33,6 +33,8 @@ pub mod attempt;
 #[cfg(feature = "client")]
 pub mod client;
 #[cfg(feature = "client")]
+pub mod codex_app;
+#[cfg(feature = "client")]
 pub mod codex_session;
 #[cfg(feature = "client")]
 pub mod concrete;

@@ -2,7 +2,7 @@
 //! follow the route until the prompt succeeds or stops.
 
 use crate::args::RunArgs;
-use crate::{acp, attempt, client, concrete, config, process, session, ui};
+use crate::{acp, attempt, client, codex_app, concrete, config, process, session, ui};
 use attempt::{End, Progress};
 use client::{Service, ServiceError};
 use config::{Format, RunnerConfig};
@@ -74,6 +74,7 @@ impl Launcher for Configured {
         };
         match agent.format {
             Format::Acp => acp::run(ctx).await,
+            Format::CodexAppServer => codex_app::run(ctx).await,
             _ => attempt::run(ctx).await,
         }
     }

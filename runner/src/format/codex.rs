@@ -158,7 +158,7 @@ pub fn rollout_failure(lines: &str) -> Option<ErrorReport> {
     failure
 }
 
-fn failed_turn(error: &Value, windows: Option<&Value>) -> Option<ErrorReport> {
+pub(crate) fn failed_turn(error: &Value, windows: Option<&Value>) -> Option<ErrorReport> {
     let info = error.get("codex_error_info")?;
     // Usage limits only: for other failures the prose keeps what it has
     // (the HTTP status in "unexpected status 401 …"), which this would lose.

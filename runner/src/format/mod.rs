@@ -7,6 +7,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod codex_app;
 pub mod gemini;
 pub mod plain;
 
@@ -119,6 +120,7 @@ pub fn reader(format: Format) -> Box<dyn Reader> {
         Format::Plain | Format::Acp => Box::new(plain::Plain),
         Format::ClaudeStreamJson => Box::new(claude::Claude::default()),
         Format::CodexJson => Box::new(codex::Codex::default()),
+        Format::CodexAppServer => Box::new(codex_app::CodexApp::default()),
         Format::GeminiStreamJson => Box::new(gemini::Gemini::default()),
     }
 }
