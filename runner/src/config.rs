@@ -87,8 +87,8 @@ pub enum Permissions {
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// The argv; `{prompt}` in any element becomes the prompt. Without a
-    /// `{prompt}` (and for `acp`, which sends it over the protocol) the
-    /// prompt is not on the command line.
+    /// `{prompt}` (and for `acp` and `codex-app-server`, which send it over the
+    /// protocol) the prompt is not on the command line.
     pub command: Vec<String>,
     pub format: Format,
     /// Extra environment for the agent (added to the runner's own).

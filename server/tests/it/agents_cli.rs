@@ -5,8 +5,8 @@
 //! `AGENTS_WRITE_SAMPLES=1 cargo test -p server --test it agents_` rewrites
 //! server/tests/agents/samples/ from these runs (sanitised).
 //!
-//! Setups (`claude_stream_json`, `codex_json`, `gemini_stream_json`,
-//! `gemini_acp`) write the CLI's config under a temp dir and return the argv
+//! Setups (`claude_stream_json`, `codex_json`, `codex_app_server`,
+//! `gemini_stream_json`, `gemini_acp`) write the CLI's config under a temp dir and return the argv
 //! (with the literal `{prompt}`) and the COMPLETE environment the CLI needs:
 //! the tests run it with `env_clear()` plus that, so nothing of this machine's
 //! environment (keys, proxies, HOME) leaks in.
@@ -226,6 +226,25 @@ stream_idle_timeout_ms = {stream_idle_timeout_ms}
         env,
         cwd: work_dir(dir),
     }
+}
+
+/// Codex's app server (`codex app-server`, JSON-RPC over stdio) with the
+/// same `fake` provider as [`codex_json`]: no `{prompt}`, the prompt goes
+/// in `turn/start`.
+pub fn codex_app_server(dir: &Path, base: &str) -> AgentSetup {
+    codex_app_server_with_retries(dir, base, 0)
+}
+
+/// The same with `stream_max_retries` (Codex's own retries of a failed
+/// stream, announced as `error` notifications with `willRetry: true`).
+pub fn codex_app_server_with_retries(
+    dir: &Path,
+    base: &str,
+    stream_max_retries: u32,
+) -> AgentSetup {
+    let mut s = codex_json_with_retries(dir, base, 0, stream_max_retries);
+    s.argv = vec![bin("codex"), "app-server".into()];
+    s
 }
 
 fn gemini_env(dir: &Path, base: &str, max_attempts: u32) -> (Vec<(String, String)>, PathBuf) {
@@ -571,6 +590,134 @@ pub async fn run_acp(setup: &AgentSetup, prompt: &str, permission: Option<&str>)
             "the ACP session did not finish within {RUN_LIMIT:?}\n{}",
             run.show()
         ),
+    }
+}
+
+/// One `codex app-server` turn: initialize, initialized, thread/start,
+/// turn/start, until `turn/completed`; approval requests declined, others
+/// refused.
+pub async fn run_codex_app(setup: &AgentSetup, prompt: &str) -> AcpRun {
+    let started = Instant::now();
+    let mut child = setup
+        .command(prompt)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {:?}: {e}", setup.argv[0]));
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut err = child.stderr.take().unwrap();
+    let stderr_task = tokio::spawn(async move {
+        let mut v = Vec::new();
+        let _ = err.read_to_end(&mut v).await;
+        String::from_utf8_lossy(&v).into_owned()
+    });
+    let mut transcript: Vec<(char, Value)> = Vec::new();
+
+    async fn send(stdin: &mut tokio::process::ChildStdin, t: &mut Vec<(char, Value)>, m: Value) {
+        stdin
+            .write_all(format!("{m}\n").as_bytes())
+            .await
+            .expect("write to codex app-server");
+        stdin.flush().await.unwrap();
+        t.push(('>', m));
+    }
+
+    let cwd = setup.cwd.display().to_string();
+    let mut turn_completed = Value::Null;
+    let result = tokio::time::timeout(RUN_LIMIT, async {
+        send(
+            &mut stdin,
+            &mut transcript,
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"agents_cli","version":"0"}}}),
+        )
+        .await;
+        loop {
+            let Some(line) = lines.next_line().await.expect("read from codex app-server") else {
+                return Err("codex app-server closed stdout before the turn completed".to_string());
+            };
+            let Ok(m) = serde_json::from_str::<Value>(&line) else {
+                transcript.push(('<', json!({"non_json_line": line})));
+                continue;
+            };
+            transcript.push(('<', m.clone()));
+            match (m.get("id").and_then(Value::as_i64), m["method"].as_str()) {
+                (Some(0), None) => {
+                    send(&mut stdin, &mut transcript, json!({"jsonrpc":"2.0","method":"initialized"})).await;
+                    send(
+                        &mut stdin,
+                        &mut transcript,
+                        json!({"jsonrpc":"2.0","id":1,"method":"thread/start","params":{"cwd":cwd}}),
+                    )
+                    .await;
+                }
+                (Some(1), None) => {
+                    let thread = m["result"]["thread"]["id"].clone();
+                    send(
+                        &mut stdin,
+                        &mut transcript,
+                        json!({"jsonrpc":"2.0","id":2,"method":"turn/start","params":{"threadId":thread,"input":[{"type":"text","text":prompt}]}}),
+                    )
+                    .await;
+                }
+                (_, Some("turn/completed")) => {
+                    turn_completed = m.clone();
+                    return Ok(());
+                }
+                (_, Some(method)) if m.get("id").is_some() => {
+                    let reply = if method.ends_with("requestApproval") {
+                        json!({"jsonrpc":"2.0","id":m["id"],"result":{"decision":"decline"}})
+                    } else {
+                        json!({"jsonrpc":"2.0","id":m["id"],"error":{"code":-32601,"message":"not supported by this client"}})
+                    };
+                    send(&mut stdin, &mut transcript, reply).await;
+                }
+                (Some(id), None) if m.get("error").is_some() => {
+                    return Err(format!("request {id} was refused"));
+                }
+                _ => {}
+            }
+        }
+    })
+    .await;
+    drop(stdin); // EOF: the server exits
+    let exit = match tokio::time::timeout(Duration::from_secs(10), child.wait()).await {
+        Ok(st) => st.ok().and_then(|s| s.code()),
+        Err(_) => {
+            if let Some(pid) = child.id() {
+                unsafe_kill_group(pid);
+            }
+            let _ = child.start_kill();
+            None
+        }
+    };
+    let stderr = stderr_task.await.unwrap_or_default();
+    let run = AcpRun {
+        transcript,
+        prompt_response: turn_completed,
+        stderr,
+        exit,
+        elapsed: started.elapsed(),
+    };
+    match result {
+        Ok(Ok(())) => run,
+        Ok(Err(e)) => panic!("{e}\n{}", run.show()),
+        Err(_) => panic!(
+            "the app-server turn did not finish within {RUN_LIMIT:?}\n{}",
+            run.show()
+        ),
+    }
+}
+
+impl AcpRun {
+    /// The server's notifications of one method, their params.
+    pub fn notifications(&self, method: &str) -> Vec<Value> {
+        self.transcript
+            .iter()
+            .filter(|(d, m)| *d == '<' && m["method"] == method && m.get("id").is_none())
+            .map(|(_, m)| m["params"].clone())
+            .collect()
     }
 }
 
@@ -1922,6 +2069,162 @@ async fn agents_codex_tool_call() {
     assert_eq!(done[0]["item"]["aggregated_output"], "made-by-agent\n");
     assert_eq!(done[1]["item"]["type"], "agent_message");
     assert_eq!(fake.model_calls(), 2);
+}
+
+// ---- Codex's app server ----
+
+/// Runs `codex app-server` for one turn against `replies`; returns the
+/// session and what the runner's reader made of the server's lines.
+async fn codex_app_scenario(
+    name: &str,
+    setup: fn(&Path, &str) -> AgentSetup,
+    replies: Vec<Reply>,
+) -> (AcpRun, FakeProvider, Vec<runner::format::Seen>) {
+    use runner::format::Reader as _;
+    let fake = FakeProvider::start().await;
+    for r in replies {
+        fake.push(r);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = setup(dir.path(), &fake.base_url());
+    let run = run_codex_app(&s, "Answer with the word PONG.").await;
+    if std::env::var_os("AGENTS_WRITE_SAMPLES").is_some() {
+        let d = agents_dir().join("samples/codex-app-server");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join(format!("{name}.jsonl")),
+            sanitise(&run.transcript_text(), dir.path(), &fake.base_url()),
+        )
+        .unwrap();
+    }
+    let mut reader = runner::format::codex_app::CodexApp::default();
+    let seen = run
+        .transcript
+        .iter()
+        .filter(|(d, _)| *d == '<')
+        .flat_map(|(_, m)| reader.stdout_line(&m.to_string()).seen)
+        .collect();
+    (run, fake, seen)
+}
+
+/// The failed turn's report, as the runner reads it.
+fn app_failure(seen: &[runner::format::Seen]) -> runner::format::ErrorReport {
+    use runner::format::{Finish, Seen};
+    match seen {
+        [.., Seen::Error(e), Seen::Finished(Finish::Failure)] => e.clone(),
+        other => panic!("not a failed turn: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn agents_codex_app_server_usage_limit() {
+    // The refusal `codex exec --json` prints as prose only: the app server
+    // sends the windows (account/rateLimits/updated, from the
+    // x-codex-primary-* headers) and the error's codexErrorInfo as data,
+    // and the runner's report carries the exhausted window's reset.
+    let reset = chrono::Utc::now().timestamp() + 3600;
+    let (run, fake, seen) = codex_app_scenario(
+        "usage_limit",
+        codex_app_server,
+        vec![Reply::openai_usage_limit(reset)],
+    )
+    .await;
+    assert_eq!(fake.model_calls(), 1, "no retry of its own");
+    let windows = run
+        .notifications("account/rateLimits/updated")
+        .last()
+        .expect("a rate-limit update")["rateLimits"]
+        .clone();
+    assert_eq!(windows["primary"]["usedPercent"], 100, "{}", run.show());
+    assert_eq!(windows["primary"]["windowDurationMins"], 300);
+    assert_eq!(
+        windows["primary"]["resetsAt"], reset,
+        "the header's reset-at"
+    );
+    assert_eq!(windows["secondary"]["usedPercent"], 40);
+    let errors = run.notifications("error");
+    assert_eq!(errors.len(), 1, "{}", run.show());
+    assert_eq!(errors[0]["willRetry"], false);
+    assert_eq!(errors[0]["error"]["codexErrorInfo"], "usageLimitExceeded");
+    let turn = &run.prompt_response["params"]["turn"];
+    assert_eq!(turn["status"], "failed");
+    assert_eq!(turn["error"], errors[0]["error"]);
+    let report = app_failure(&seen);
+    let body: Value = serde_json::from_str(report.body.as_deref().expect("a body")).unwrap();
+    assert_eq!(body["error"]["codex_error_info"], "usage_limit_exceeded");
+    assert_eq!(body["error"]["resets_at"], reset, "{body}");
+    assert_eq!(body["error"]["window_minutes"], 300);
+}
+
+#[tokio::test]
+async fn agents_codex_app_server_usage_limit_without_window_headers() {
+    // The body alone: the windows Codex reports are empty, so the runner's
+    // report names the usage limit without a reset.
+    let reset = chrono::Utc::now().timestamp() + 3600;
+    let (run, _fake, seen) = codex_app_scenario(
+        "usage_limit_body_only",
+        codex_app_server,
+        vec![Reply::openai_usage_limit_body_only(reset)],
+    )
+    .await;
+    assert!(
+        run.notifications("account/rateLimits/updated")
+            .iter()
+            .all(|u| u["rateLimits"]["primary"]["resetsAt"].is_null()),
+        "{}",
+        run.show()
+    );
+    let report = app_failure(&seen);
+    let body: Value = serde_json::from_str(report.body.as_deref().expect("a body")).unwrap();
+    assert_eq!(body["error"]["codex_error_info"], "usage_limit_exceeded");
+    assert!(body["error"].get("resets_at").is_none(), "{body}");
+}
+
+#[tokio::test]
+async fn agents_codex_app_server_overloaded() {
+    let (run, _fake, seen) = codex_app_scenario(
+        "overloaded_503",
+        codex_app_server,
+        vec![Reply::openai_overloaded()],
+    )
+    .await;
+    let errors = run.notifications("error");
+    assert_eq!(
+        errors[0]["error"]["codexErrorInfo"],
+        json!({"httpConnectionFailed": {"httpStatusCode": 503}}),
+        "{}",
+        run.show()
+    );
+    let report = app_failure(&seen);
+    assert_eq!(report.status, Some(503));
+    assert!(report
+        .message
+        .as_deref()
+        .is_some_and(|m| m.contains("overloaded")));
+}
+
+#[tokio::test]
+async fn agents_codex_app_server_retry_then_success() {
+    // One stream retry allowed: Codex announces it (willRetry: true), the
+    // second call answers, and the turn completes — no failure.
+    let (run, fake, seen) = codex_app_scenario(
+        "overloaded_once_own_retries",
+        |d, b| codex_app_server_with_retries(d, b, 1),
+        vec![Reply::openai_overloaded(), Reply::text("PONG-42")],
+    )
+    .await;
+    assert_eq!(fake.model_calls(), 2);
+    let errors = run.notifications("error");
+    assert_eq!(errors.len(), 1, "{}", run.show());
+    assert_eq!(errors[0]["willRetry"], true);
+    assert_eq!(run.prompt_response["params"]["turn"]["status"], "completed");
+    use runner::format::{Finish, Seen};
+    assert!(
+        !seen.iter().any(|s| matches!(s, Seen::Error(_))),
+        "{seen:?}"
+    );
+    assert!(seen.contains(&Seen::Text("PONG-42".into())), "{seen:?}");
+    assert_eq!(seen.last(), Some(&Seen::Finished(Finish::Success)));
 }
 
 // ---- a provider that never answers ----

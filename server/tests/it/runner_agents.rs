@@ -1,6 +1,7 @@
-//! `kandev-recovery run` driving the REAL agent CLIs (Claude Code, Codex,
-//! Gemini CLI headless and as an ACP agent), installed from npm by
-//! scripts/setup, against `fake_provider` on 127.0.0.1 and a test server
+//! `kandev-recovery run` driving the REAL agent CLIs (Claude Code, Codex
+//! headless and as an app server, Gemini CLI headless and as an ACP
+//! agent), installed from npm by scripts/setup, against `fake_provider` on
+//! 127.0.0.1 and a test server
 //! whose clock the harness moves through every wait. For each CLI: a
 //! capacity error twice then success retries on the policy's schedule; a
 //! usage or quota limit gets the hard policy; an invalid key stops
@@ -8,8 +9,8 @@
 //! repeated; an unrecognised failure stops.
 
 use crate::agents_cli::{
-    claude_stream_json_partial, claude_stream_json_subscription, codex_json, gemini_acp,
-    gemini_stream_json, AgentSetup, PROMPT,
+    claude_stream_json_partial, claude_stream_json_subscription, codex_app_server, codex_json,
+    gemini_acp, gemini_stream_json, AgentSetup, PROMPT,
 };
 use crate::fake_provider::{FakeProvider, Reply};
 use crate::runner_harness::{profile, write_config, AgentTable, Cand, Run, Runner};
@@ -42,6 +43,14 @@ const CODEX: Cli = Cli {
     agent: "codex",
     provider: "openai",
     setup: codex_json,
+};
+/// Codex's app server: the same CLI and provider over JSON-RPC.
+const CODEX_APP: Cli = Cli {
+    name: "codex-app",
+    format: "codex-app-server",
+    agent: "codex",
+    provider: "openai",
+    setup: codex_app_server,
 };
 const GEMINI: Cli = Cli {
     name: "gemini",
@@ -113,7 +122,7 @@ fn work_then_fail(cli: Cli) -> Vec<Reply> {
             // Claude Code re-sends a failed stream once without streaming.
             Reply::anthropic_overloaded(),
         ],
-        "codex" => vec![
+        "codex" | "codex-app" => vec![
             Reply::ToolCall {
                 name: "exec_command".into(),
                 args: json!({"cmd": "echo made-by-agent"}),
@@ -153,7 +162,7 @@ async fn run(
     // The setup's whole environment goes into the configuration, as a
     // user's would; the runner adds it to its own.
     let mut command = setup.argv.clone();
-    if cli.format == "acp" {
+    if cli.format == "acp" || cli.format == "codex-app-server" {
         assert!(!command.iter().any(|a| a == PROMPT));
     }
     command.iter_mut().for_each(|a| {
@@ -356,6 +365,7 @@ macro_rules! scenarios {
 scenarios! {
     CLAUDE => claude,
     CODEX => codex,
+    CODEX_APP => codex_app,
     GEMINI => gemini,
     GEMINI_ACP => gemini_acp,
 }
@@ -412,6 +422,13 @@ async fn a_codex_usage_limit_waits_for_its_reset_then_resumes() {
     // but its session file keeps the exhausted 5-hour window's reset as
     // Unix seconds.
     usage_limit_waits_for_its_reset(CODEX, Reply::openai_usage_limit).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_app_server_usage_limit_waits_for_its_reset_then_resumes() {
+    // The app server sends the exhausted window's reset as data
+    // (account/rateLimits/updated) before the failed turn.
+    usage_limit_waits_for_its_reset(CODEX_APP, Reply::openai_usage_limit).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -570,6 +587,146 @@ async fn ctrl_c_cancels_an_acp_prompt_and_stops_the_route() {
     let child = runner.spawn();
     let runner_pid = child.id().expect("pid") as i32;
     // Once the model call hangs, the prompt is in flight.
+    let give_up = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    while fake.model_calls() == 0 {
+        assert!(
+            tokio::time::Instant::now() < give_up,
+            "the agent never called the model"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(runner_pid),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("signal the runner");
+    let run = runner.drive(&server, &pid, child).await;
+    assert_eq!(run.code, Some(130), "{}", show(&run));
+    assert_eq!(run.route["state"], "action_required");
+    assert_eq!(run.codes(), vec!["cancelled"], "{}", show(&run));
+}
+
+/// Codex's app server with the approval answers the configuration gives:
+/// the model asks to run `touch` outside the sandbox, which Codex's
+/// default approval policy (`on-request`) puts to the client.
+async fn codex_app_with_permissions(
+    replies: Vec<Reply>,
+    permissions: Option<&str>,
+) -> (Run, FakeProvider, tempfile::TempDir) {
+    let fake = FakeProvider::start().await;
+    for r in replies {
+        fake.push(r);
+    }
+    let server = TestServer::start(Engine::Sqlite).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let setup = codex_app_server(dir.path(), &fake.base_url());
+    let mut table = AgentTable::new("codex-app", setup.argv.clone(), "codex-app-server");
+    table.env = setup.env.clone();
+    table.cwd = Some(setup.cwd.clone());
+    let config = write_config(dir.path(), &[table]);
+    if let Some(p) = permissions {
+        let text = std::fs::read_to_string(&config).expect("config");
+        std::fs::write(
+            &config,
+            format!("{}\npermissions = \"{p}\"\n", text.trim_end()),
+        )
+        .expect("config");
+    }
+    let api = server.api();
+    let pid = profile(
+        &api,
+        "codex-app",
+        &[Cand {
+            label: "Codex (app server)",
+            profile_ref: "codex-app",
+            agent: "codex",
+            provider_id: "openai",
+            transient: policy(3, 5, 0, "skip"),
+            hard: policy(0, 0, 0, "stop"),
+        }],
+    )
+    .await;
+    let run = Runner::new(&server, &pid, &config, "Make a file.")
+        .run(&server, &pid)
+        .await;
+    (run, fake, dir)
+}
+
+fn escalated_touch() -> Reply {
+    Reply::ToolCall {
+        name: "exec_command".into(),
+        args: json!({"cmd": "touch made-by-agent.txt", "sandbox_permissions": "require_escalated",
+                     "justification": "May I make the file?"}),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_app_server_approvals_are_declined_by_default() {
+    let (run, fake, dir) =
+        codex_app_with_permissions(vec![escalated_touch(), Reply::text("I could not.")], None)
+            .await;
+    assert_eq!(run.code, Some(0), "{}", show(&run));
+    assert!(
+        run.stderr.contains("permission refused for"),
+        "{}",
+        show(&run)
+    );
+    assert!(
+        !dir.path().join("work/made-by-agent.txt").exists(),
+        "the command did not run"
+    );
+    assert!(run.stdout.contains("I could not."), "{}", show(&run));
+    assert_eq!(fake.model_calls(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_app_server_approvals_are_granted_when_configured() {
+    let (run, _fake, dir) = codex_app_with_permissions(
+        vec![escalated_touch(), Reply::text("Made it.")],
+        Some("allow_all"),
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{}", show(&run));
+    assert!(
+        run.stderr.contains("permission granted for"),
+        "{}",
+        show(&run)
+    );
+    assert!(
+        dir.path().join("work/made-by-agent.txt").exists(),
+        "the command ran"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_interrupts_a_codex_app_server_turn_and_stops_the_route() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::Hang);
+    let server = TestServer::start(Engine::Sqlite).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let setup = codex_app_server(dir.path(), &fake.base_url());
+    let mut table = AgentTable::new("codex-app", setup.argv.clone(), "codex-app-server");
+    table.env = setup.env.clone();
+    table.cwd = Some(setup.cwd.clone());
+    let config = write_config(dir.path(), &[table]);
+    let api = server.api();
+    let pid = profile(
+        &api,
+        "codex-app",
+        &[Cand {
+            label: "Codex (app server)",
+            profile_ref: "codex-app",
+            agent: "codex",
+            provider_id: "openai",
+            transient: policy(3, 5, 0, "skip"),
+            hard: policy(0, 0, 0, "stop"),
+        }],
+    )
+    .await;
+    let runner = Runner::new(&server, &pid, &config, "Wait.");
+    let child = runner.spawn();
+    let runner_pid = child.id().expect("pid") as i32;
+    // Once the model call hangs, the turn is in flight.
     let give_up = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
     while fake.model_calls() == 0 {
         assert!(
