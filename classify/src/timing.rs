@@ -452,11 +452,23 @@ fn cjk_duration(s: &str) -> Option<f64> {
     any.then_some(total)
 }
 
+/// The words one of which every [`CJK_PHRASE`] match has (后/後, or 请/請
+/// before 等待/稍候/稍等), and `attempt` (a client's own retry count after a
+/// wait), `midnight` and `noon` (a clock time without a digit): searchers
+/// built once, as building one costs more than most searches.
+static CJK_PHRASE_WORDS: LazyLock<[memchr::memmem::Finder<'static>; 4]> =
+    LazyLock::new(|| ["后", "後", "请", "請"].map(memchr::memmem::Finder::new));
+static ATTEMPT: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("attempt"));
+static MIDNIGHT: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("midnight"));
+static NOON: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("noon"));
+
 fn cjk_phrase_hint(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     // Every such phrase has 后/後 or 等待/稍候/稍等 (请); most texts have none.
     let b = text.as_bytes();
-    let finder = |w: &str| memchr::memmem::find(b, w.as_bytes()).is_some();
-    if !(finder("后") || finder("後") || finder("请") || finder("請")) {
+    if !CJK_PHRASE_WORDS.iter().any(|w| w.find(b).is_some()) {
         return None;
     }
     CJK_PHRASE
@@ -504,7 +516,7 @@ fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<
             }
         }
         let after = &lower[m.end..lower.len().min(m.end + 40)];
-        if memchr::memmem::find(after, b"attempt").is_some() {
+        if ATTEMPT.find(after).is_some() {
             continue;
         }
         if let Some(secs) = parse_prose_duration(skip_approximation(&text[m.end..])) {
@@ -854,8 +866,8 @@ fn clock_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
     // Both patterns need an hour or a date: no digit and no `midnight` or
     // `noon`, no clock time.
     if !bytes.iter().any(u8::is_ascii_digit)
-        && memchr::memmem::find(lower, b"midnight").is_none()
-        && memchr::memmem::find(lower, b"noon").is_none()
+        && MIDNIGHT.find(lower).is_none()
+        && NOON.find(lower).is_none()
     {
         return None;
     }
