@@ -108,7 +108,7 @@ impl Effects {
 
 /// Why the runner stopped an attempt itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stopped {
+pub(crate) enum Stopped {
     Interrupted,
     TimedOut(u64),
 }
@@ -265,14 +265,46 @@ pub async fn run(ctx: Context<'_>) -> End {
         && finish != Some(Finish::Failure)
         && (finish == Some(Finish::Success) || ctx.agent.format == Format::Plain);
     let mut items = effects.items();
-    let outcome = match stopped {
-        // The attempt ended because the user stopped it: that, not the
-        // agent's last words, is what the route must hear.
+    let outcome = conclude(
+        stopped,
+        succeeded,
+        errors,
+        &mut items,
+        &mut stdout_tail,
+        &mut stderr_tail,
+    );
+    End {
+        outcome,
+        record: Record {
+            phase: if effects.any() {
+                Phase::Stream
+            } else {
+                Phase::Prompt
+            },
+            items,
+            stderr: stderr_tail.lines(),
+            stdout: stdout_tail.lines(),
+            exit,
+        },
+    }
+}
+
+/// The outcome of an attempt that ran, and what its record keeps: when the
+/// user stopped it, only that (the agent's earlier notices would compete
+/// with it in the classifier); when the runner's timeout stopped it, that
+/// beside the agent's errors; else the agent's errors, if it failed.
+pub(crate) fn conclude(
+    stopped: Option<Stopped>,
+    succeeded: bool,
+    errors: Vec<Item>,
+    items: &mut Vec<Item>,
+    stdout_tail: &mut Tail,
+    stderr_tail: &mut Tail,
+) -> Outcome {
+    match stopped {
         Some(Stopped::Interrupted) => {
-            // Only the interruption: the agent's earlier notices would
-            // compete with it in the classifier.
-            stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
-            stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
+            *stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
+            *stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
             stderr_tail.push(
                 "kandev-recovery: the run was interrupted by the user (Ctrl-C, SIGTERM, SIGHUP or SIGQUIT)",
             );
@@ -294,20 +326,6 @@ pub async fn run(ctx: Context<'_>) -> End {
                 Outcome::Failed
             }
         }
-    };
-    End {
-        outcome,
-        record: Record {
-            phase: if effects.any() {
-                Phase::Stream
-            } else {
-                Phase::Prompt
-            },
-            items,
-            stderr: stderr_tail.lines(),
-            stdout: stdout_tail.lines(),
-            exit,
-        },
     }
 }
 

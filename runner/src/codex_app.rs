@@ -9,11 +9,11 @@
 //! unless allowed). Once the turn completes the server is stopped.
 
 use super::attempt::{
-    launch_failure, read_lines, Context, Effects, End, Line, Outcome, Progress, Stream, LINE_QUEUE,
-    MAX_ERRORS, TAIL_BYTES, TAIL_LINES, TAIL_LINE_BYTES,
+    conclude, launch_failure, read_lines, Context, Effects, End, Line, Progress, Stopped, Stream,
+    LINE_QUEUE, MAX_ERRORS, TAIL_BYTES, TAIL_LINES, TAIL_LINE_BYTES,
 };
 use super::config::argv;
-use super::envelope::{stop_item, EffectKind, Phase, Record, Tail};
+use super::envelope::{EffectKind, Phase, Record, Tail};
 use super::format::codex_app::{answer, CodexApp, Message};
 use super::format::{unparsed, ErrorReport, Finish, Seen};
 use super::process::{self, GRACE};
@@ -57,13 +57,6 @@ async fn send(stdin: &mut ChildStdin, message: Value) {
 
 fn request(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// Why the runner stopped the turn itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stopped {
-    Interrupted,
-    TimedOut(u64),
 }
 
 /// Runs one attempt against `codex app-server`.
@@ -319,34 +312,14 @@ pub async fn run(ctx: Context<'_>) -> End {
     }
     let succeeded = stopped.is_none() && finish == Some(Finish::Success);
     let mut items = effects.items();
-    let outcome = match stopped {
-        Some(Stopped::Interrupted) => {
-            // Only the interruption: the agent's earlier notices would
-            // compete with it in the classifier.
-            stdout_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
-            stderr_tail = Tail::new(TAIL_LINES, TAIL_LINE_BYTES, TAIL_BYTES);
-            stderr_tail.push(
-                "kandev-recovery: the run was interrupted by the user (Ctrl-C, SIGTERM, SIGHUP or SIGQUIT)",
-            );
-            items.push(stop_item("cancelled"));
-            Outcome::Interrupted
-        }
-        Some(Stopped::TimedOut(seconds)) => {
-            stderr_tail.push(&format!(
-                "kandev-recovery: the agent ran longer than its configured timeout ({seconds} s) and was stopped"
-            ));
-            items.extend(errors);
-            Outcome::Failed
-        }
-        None => {
-            items.extend(errors);
-            if succeeded {
-                Outcome::Succeeded
-            } else {
-                Outcome::Failed
-            }
-        }
-    };
+    let outcome = conclude(
+        stopped,
+        succeeded,
+        errors,
+        &mut items,
+        &mut stdout_tail,
+        &mut stderr_tail,
+    );
     End {
         outcome,
         record: Record {
