@@ -29,7 +29,7 @@
 //! regex's order of preference.
 
 use aho_corasick::automaton::Automaton;
-use aho_corasick::{dfa::DFA, Anchored, MatchKind};
+use aho_corasick::{dfa::DFA, AhoCorasick, Anchored, MatchKind};
 use memchr::memmem::Finder;
 use regex::bytes::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
@@ -441,7 +441,55 @@ pub(crate) struct Prefilter {
     /// out of the automaton (lower-cased literal sets), all of which must
     /// occur in a segment where the branch's kept part hit. Searchers built
     /// once: building one costs more than the search.
-    rest: Vec<Vec<(u32, Vec<Vec<Finder<'static>>>)>>,
+    rest: Vec<Vec<(u32, Vec<Run>)>>,
+}
+
+/// One left-out run of a regex branch: whether any of its literals occurs.
+#[derive(Debug)]
+enum Run {
+    /// A few literals, each looked for on its own.
+    Few(Vec<Finder<'static>>),
+    /// Many (a word list): one pass of an automaton over them all rather
+    /// than one search each.
+    Many(AhoCorasick),
+}
+
+/// From this many literals a run is searched with one automaton.
+const MANY: usize = 4;
+
+impl Run {
+    /// `lits` lower-cased. A literal with another of the run inside it is
+    /// left out: where it occurs, so does the other.
+    fn new(mut lits: Vec<Vec<u8>>) -> Run {
+        lits.sort_by_key(Vec::len);
+        lits.dedup();
+        let mut kept: Vec<Vec<u8>> = Vec::with_capacity(lits.len());
+        for l in lits {
+            if !kept.iter().any(|k| memchr::memmem::find(&l, k).is_some()) {
+                kept.push(l);
+            }
+        }
+        if kept.len() >= MANY {
+            // Leftmost-first, which may use a packed (Teddy) search;
+            // whether some literal occurs does not depend on which match
+            // is reported.
+            if let Ok(ac) = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(&kept)
+            {
+                return Run::Many(ac);
+            }
+        }
+        Run::Few(kept.iter().map(|l| Finder::new(l).into_owned()).collect())
+    }
+
+    /// Whether one of the run's literals occurs in `lower`.
+    fn occurs(&self, lower: &[u8]) -> bool {
+        match self {
+            Run::Few(finders) => finders.iter().any(|f| f.find(lower).is_some()),
+            Run::Many(ac) => ac.is_match(lower),
+        }
+    }
 }
 
 impl Prefilter {
@@ -464,12 +512,10 @@ impl Prefilter {
                 plan.rest
                     .into_iter()
                     .map(|(b, parts)| {
-                        let lower = |lits: Vec<Vec<u8>>| {
-                            lits.into_iter()
-                                .map(|l| Finder::new(&l.to_ascii_lowercase()).into_owned())
-                                .collect()
+                        let run = |lits: Vec<Vec<u8>>| {
+                            Run::new(lits.iter().map(|l| l.to_ascii_lowercase()).collect())
                         };
-                        (b, parts.into_iter().map(lower).collect())
+                        (b, parts.into_iter().map(run).collect())
                     })
                     .collect(),
             );
@@ -650,10 +696,7 @@ impl Prefilter {
         let others_occur = |branch: u32| {
             rest.iter()
                 .find(|(b, _)| *b == branch)
-                .is_none_or(|(_, runs)| {
-                    runs.iter()
-                        .all(|lits| lits.iter().any(|l| l.find(lower).is_some()))
-                })
+                .is_none_or(|(_, runs)| runs.iter().all(|run| run.occurs(lower)))
         };
         // Regex branches already found wanting (the first few; past them a
         // branch is looked at again on each hit, which answers the same).
