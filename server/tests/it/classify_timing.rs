@@ -142,9 +142,16 @@ const ROWS: &[(&str, Option<f64>, &str)] = &[
         r#"{"kind": "stderr", "lines": ["5-hour limit reached ∙ resets 9pm"]}"#,
     ),
     (
+        // An abbreviation with one meaning is read (10am PST is 18:00 UTC);
+        // one with several (CST: US Central, China, Cuba) is not.
         "clock-abbrev",
-        None,
+        Some(21600.0),
         r#"{"kind": "stderr", "lines": ["5-hour limit reached ∙ resets 10am (PST)"]}"#,
+    ),
+    (
+        "clock-abbrev-ambiguous",
+        None,
+        r#"{"kind": "stderr", "lines": ["5-hour limit reached ∙ resets 10am (CST)"]}"#,
     ),
     (
         "clock-nozone-date",
