@@ -107,6 +107,9 @@ test('an administrator probes a paused circuit now, then releases it, and the wa
   // Probe now: the pause ends and the waiting route goes to be the probe.
   await card.getByRole('button', { name: 'Probe now' }).click();
   await expect(circuitFact(card, 'Waiting')).toHaveText('0 routes');
+  // Wait until the route has claimed the probe: between the pause ending and
+  // the claim, a Release is refused as stale ("changed meanwhile"), rightly.
+  await expect(card.locator('.state-badge')).toHaveText('Probing');
   // Release: closed, nothing waits for it any more, and no controls are left.
   await card.getByRole('button', { name: 'Release' }).click();
   await expect(card.locator('.state-badge')).toHaveText('Working');
