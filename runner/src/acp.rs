@@ -10,10 +10,9 @@
 //! the configuration (deny unless allowed): the runner has no person to ask.
 
 use super::attempt::{
-    launch_failure, Context, Effects, End, Outcome, Progress, TAIL_BYTES, TAIL_LINES,
-    TAIL_LINE_BYTES,
+    start, Context, Effects, End, Outcome, Progress, TAIL_BYTES, TAIL_LINES, TAIL_LINE_BYTES,
 };
-use super::config::{argv, Permissions};
+use super::config::Permissions;
 use super::envelope::{stop_item, truncate, EffectKind, Phase, Record, Tail};
 use super::process::{self, GRACE};
 use agent_client_protocol::{self as acp, Agent as _};
@@ -180,19 +179,9 @@ impl Updates {
 pub async fn run(ctx: Context<'_>) -> End {
     // A `{prompt}` on an ACP command line is honoured too; the prompt also
     // goes over the protocol.
-    let args = argv(ctx.agent, ctx.prompt);
-    let mut agent = match process::spawn(
-        ctx.agent,
-        &args,
-        ctx.cwd.as_deref(),
-        Stdio::piped(),
-        ctx.active,
-    ) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = ctx.progress.send(Progress::Delivered);
-            return launch_failure(&args[0], &e, ctx.ui);
-        }
+    let mut agent = match start(&ctx, Stdio::piped()) {
+        Ok(agent) => agent,
+        Err(end) => return *end,
     };
     let stdin = agent.child.stdin.take().expect("stdin is piped");
     let stdout = agent.child.stdout.take().expect("stdout is piped");

@@ -115,21 +115,9 @@ pub(crate) enum Stopped {
 
 /// Runs a command-line agent once.
 pub async fn run(ctx: Context<'_>) -> End {
-    let args = argv(ctx.agent, ctx.prompt);
-    let mut agent = match process::spawn(
-        ctx.agent,
-        &args,
-        ctx.cwd.as_deref(),
-        Stdio::null(),
-        ctx.active,
-    ) {
-        Ok(p) => p,
-        Err(e) => {
-            // The prompt never left: nothing was delivered, but the
-            // dispatch is settled by the failure report that follows.
-            let _ = ctx.progress.send(Progress::Delivered);
-            return launch_failure(&args[0], &e, ctx.ui);
-        }
+    let mut agent = match start(&ctx, Stdio::null()) {
+        Ok(agent) => agent,
+        Err(end) => return *end,
     };
     let _ = ctx.progress.send(Progress::Delivered);
     let stdout = agent.child.stdout.take().expect("stdout is piped");
@@ -344,8 +332,22 @@ pub fn not_configured(message: &str) -> End {
     }
 }
 
+/// Starts the agent's process with its command line (the prompt put in
+/// where the agent's configuration asks). If it cannot start, the prompt
+/// never left: nothing was delivered, but the dispatch is settled by the
+/// launch failure this answers, so it is reported settled here. A started
+/// agent's caller says when the prompt is delivered (at once on a command
+/// line, after the handshake over a protocol).
+pub(crate) fn start(ctx: &Context<'_>, stdin: Stdio) -> Result<process::AgentProcess, Box<End>> {
+    let args = argv(ctx.agent, ctx.prompt);
+    process::spawn(ctx.agent, &args, ctx.cwd.as_deref(), stdin, ctx.active).map_err(|e| {
+        let _ = ctx.progress.send(Progress::Delivered);
+        Box::new(launch_failure(&args[0], &e, ctx.ui))
+    })
+}
+
 /// The agent's executable could not be started (missing, not executable).
-pub fn launch_failure(program: &str, e: &std::io::Error, ui: &Ui) -> End {
+fn launch_failure(program: &str, e: &std::io::Error, ui: &Ui) -> End {
     let line = if e.kind() == std::io::ErrorKind::NotFound {
         format!("{program}: command not found ({e})")
     } else {

@@ -9,10 +9,9 @@
 //! unless allowed). Once the turn completes the server is stopped.
 
 use super::attempt::{
-    conclude, launch_failure, read_lines, Context, Effects, End, Line, Progress, Stopped, Stream,
+    conclude, read_lines, start, Context, Effects, End, Line, Progress, Stopped, Stream,
     LINE_QUEUE, MAX_ERRORS, TAIL_BYTES, TAIL_LINES, TAIL_LINE_BYTES,
 };
-use super::config::argv;
 use super::envelope::{EffectKind, Phase, Record, Tail};
 use super::format::codex_app::{answer, CodexApp, Message};
 use super::format::{unparsed, ErrorReport, Finish, Seen};
@@ -63,19 +62,9 @@ fn request(id: i64, method: &str, params: Value) -> Value {
 pub async fn run(ctx: Context<'_>) -> End {
     // A `{prompt}` on the command line is honoured too; the prompt also
     // goes over the protocol.
-    let args = argv(ctx.agent, ctx.prompt);
-    let mut agent = match process::spawn(
-        ctx.agent,
-        &args,
-        ctx.cwd.as_deref(),
-        Stdio::piped(),
-        ctx.active,
-    ) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = ctx.progress.send(Progress::Delivered);
-            return launch_failure(&args[0], &e, ctx.ui);
-        }
+    let mut agent = match start(&ctx, Stdio::piped()) {
+        Ok(agent) => agent,
+        Err(end) => return *end,
     };
     let mut stdin = agent.child.stdin.take().expect("stdin is piped");
     let stdout = agent.child.stdout.take().expect("stdout is piped");
