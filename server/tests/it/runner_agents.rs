@@ -745,3 +745,49 @@ async fn ctrl_c_interrupts_a_codex_app_server_turn_and_stops_the_route() {
     assert_eq!(run.route["state"], "action_required");
     assert_eq!(run.codes(), vec!["cancelled"], "{}", show(&run));
 }
+
+/// Codex's app server past the agent's configured timeout: the runner
+/// interrupts the turn and stops the server, and the attempt is not a
+/// provider's verdict (the route stops for a person, nothing is replayed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_app_server_turn_past_its_timeout_is_interrupted_and_stops_the_route() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::Hang);
+    let server = TestServer::start(Engine::Sqlite).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let setup = codex_app_server(dir.path(), &fake.base_url());
+    let mut table = AgentTable::new("codex-app", setup.argv.clone(), "codex-app-server");
+    table.env = setup.env.clone();
+    table.cwd = Some(setup.cwd.clone());
+    // Long enough for the server to start and call the model on a busy
+    // machine; the model never answers.
+    table.timeout_seconds = Some(20);
+    let config = write_config(dir.path(), &[table]);
+    let api = server.api();
+    let pid = profile(
+        &api,
+        "codex-app",
+        &[Cand {
+            label: "Codex (app server)",
+            profile_ref: "codex-app",
+            agent: "codex",
+            provider_id: "openai",
+            transient: policy(3, 5, 0, "skip"),
+            hard: policy(0, 0, 0, "stop"),
+        }],
+    )
+    .await;
+    let run = Runner::new(&server, &pid, &config, "Wait.")
+        .run(&server, &pid)
+        .await;
+    assert_eq!(fake.model_calls(), 1, "{}", show(&run));
+    assert_eq!(run.code, Some(3), "{}", show(&run));
+    assert_eq!(run.route["state"], "action_required", "{}", show(&run));
+    assert_eq!(
+        run.route["reason"],
+        "unclassified",
+        "a timeout is not a provider's verdict: {}",
+        show(&run)
+    );
+    assert!(run.stderr.contains("past its timeout"), "{}", show(&run));
+}

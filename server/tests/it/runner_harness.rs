@@ -252,6 +252,7 @@ pub struct AgentTable {
     pub format: String,
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
+    pub timeout_seconds: Option<u64>,
 }
 
 impl AgentTable {
@@ -262,6 +263,7 @@ impl AgentTable {
             format: format.into(),
             env: Vec::new(),
             cwd: None,
+            timeout_seconds: None,
         }
     }
 }
@@ -295,6 +297,9 @@ pub fn write_config(dir: &Path, agents: &[AgentTable]) -> PathBuf {
                 "cwd = {}\n",
                 toml_string(&cwd.display().to_string())
             ));
+        }
+        if let Some(seconds) = a.timeout_seconds {
+            text.push_str(&format!("timeout_seconds = {seconds}\n"));
         }
         text.push('\n');
     }
