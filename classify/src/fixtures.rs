@@ -90,6 +90,10 @@ pub const FIXTURE_SOURCES: &[(&str, &str)] = &[
         include_str!("../../catalogue/fixtures/cn-providers.json"),
     ),
     (
+        "fixtures/cn-provider-codes.json",
+        include_str!("../../catalogue/fixtures/cn-provider-codes.json"),
+    ),
+    (
         "fixtures/gateways.json",
         include_str!("../../catalogue/fixtures/gateways.json"),
     ),

@@ -133,6 +133,10 @@ pub const RULE_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../catalogue/rules/cn-providers.toml"),
     ),
     (
+        "rules/cn-provider-codes.toml",
+        include_str!("../../../catalogue/rules/cn-provider-codes.toml"),
+    ),
+    (
         "rules/gateways.toml",
         include_str!("../../../catalogue/rules/gateways.toml"),
     ),

@@ -131,13 +131,18 @@ impl Facts {
                     match k {
                         "type" | "code" | "status" | "reason" | "__type" | "error_type"
                         | "errorType" | "error_code" | "errorCode" | "name" | "status_code"
-                        | "statusCode" | "http_status_code" | "httpStatusCode" | "http_status" => {
+                        | "statusCode" | "http_status_code" | "httpStatusCode" | "http_status"
+                        // Capitalised by Tencent Cloud API 3.0 (`Response.Error.Code`,
+                        // Hunyuan), AWS query APIs and botocore's error dicts.
+                        | "Code" | "ErrorCode" => {
                             self.identifier(k, val, idx, nest);
                         }
                         "message" | "msg" | "detail" | "details" | "error"
                         | "error_description" | "errorMessage" | "error_message" | "result"
                         | "raw" | "stderr" | "additional_details" | "additionalDetails"
-                        | "responseBody" | "response_body" => {
+                        | "responseBody" | "response_body"
+                        // Tencent Cloud's and AWS' `Message`, Baidu Qianfan's `error_msg`.
+                        | "Message" | "ErrorMessage" | "error_msg" | "errorMsg" => {
                             if let Json::String(s) = val {
                                 if !(has_raw && k == "message") {
                                     self.message(s, idx, nest);

@@ -341,6 +341,25 @@ mod tests {
     }
 
     #[test]
+    fn capitalised_code_and_message_keys_are_read() {
+        // Tencent Cloud API 3.0 (Hunyuan) answers `Response.Error.Code` and
+        // `Message`; Baidu Qianfan's v1 errors say `error_msg`.
+        let f = facts(
+            r#"{"items":[{"kind":"http","status":200,"body":"{\"Response\":{\"Error\":{\"Code\":\"FailedOperation.EngineServerLimitExceeded\",\"Message\":\"engine limit exceeded\"},\"RequestId\":\"r\"}}"}]}"#,
+        );
+        assert!(f
+            .tokens
+            .iter()
+            .any(|(t, _)| t == "failed_operation_engine_server_limit_exceeded"));
+        assert!(f.hay[0].contains("engine limit exceeded"));
+        let f = facts(
+            r#"{"items":[{"kind":"http","status":200,"body":"{\"error_code\":18,\"error_msg\":\"Open api qps request limit reached\"}"}]}"#,
+        );
+        assert!(f.hay[0].contains("qps request limit reached"));
+        assert!(f.statuses.is_empty());
+    }
+
+    #[test]
     fn opencode_api_error_keeps_the_providers_headers_and_body() {
         // `opencode run --format json`: the session's error event, an
         // `APIError` whose data keeps the response's headers and body.
