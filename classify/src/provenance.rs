@@ -123,7 +123,14 @@ enum Role {
     Report,
     /// Anything else: output, banners, stack frames.
     Other,
+    /// `Report` or `Other`, not yet told apart: the `report` pattern runs
+    /// only where the difference decides something ([`Provenance::is_report`]).
+    Plain,
 }
+
+/// One stream line's role: `(item, line, role, segment)`, the segment its
+/// text is (an index into the full extraction's segments).
+type Line = (usize, usize, Role, usize);
 
 /// Failed HTTP requests and ACP errors: items that report a failure by
 /// their kind.
@@ -180,16 +187,19 @@ impl Provenance {
         }
     }
 
-    /// The role of every stream line a full extraction read, in order:
-    /// `(item, line, role)`.
-    fn roles(&self, ev: &Evidence, facts: &Facts) -> Vec<(usize, usize, Role)> {
+    /// The role of every stream line a full extraction read, in order,
+    /// with [`Role::Plain`] for a line that is a report or other text: the
+    /// `report` pattern is the dearest of the line patterns, and whether a
+    /// line is a report matters only beside a notice, for the last output
+    /// of a successful run and for [`Self::retried`].
+    fn roles(&self, ev: &Evidence, facts: &Facts) -> Vec<Line> {
         let mut lines = Vec::new();
         let mut item = usize::MAX;
         let mut in_block = false;
         let mut in_tool = false;
         let mut json_depth: i64 = 0;
         let mut prev_line = NO_LINE;
-        for s in &facts.segments {
+        for (seg, s) in facts.segments.iter().enumerate() {
             if s.source != Source::Error || s.line == NO_LINE || !is_stream(ev, s.item) {
                 continue;
             }
@@ -234,19 +244,33 @@ impl Provenance {
             } else if self.notice.matches(text, single_line) {
                 in_tool = false;
                 Role::Notice
-            } else if self.report.matches(text, single_line) {
-                in_tool = false;
-                Role::Report
             } else {
                 in_tool = false;
-                Role::Other
+                Role::Plain
             };
             if role == Role::Notice {
                 json_depth = (json_depth + brace_balance(text)).max(0);
             }
-            lines.push((s.item, s.line as usize, role));
+            lines.push((s.item, s.line as usize, role, seg));
         }
         lines
+    }
+
+    /// Whether a line [`Self::roles`] left [`Role::Plain`] reads like an
+    /// error report (`report`), else it is [`Role::Other`].
+    fn is_report(&self, facts: &Facts, seg: usize) -> bool {
+        let text = facts.segment_text(&facts.segments[seg]).as_bytes();
+        let single_line = memchr::memchr(b'\n', text).is_none();
+        self.report.matches(text, single_line)
+    }
+
+    /// A line's role, a [`Role::Plain`] one told apart.
+    fn resolved(&self, facts: &Facts, &(_, _, role, seg): &Line) -> Role {
+        match role {
+            Role::Plain if self.is_report(facts, seg) => Role::Report,
+            Role::Plain => Role::Other,
+            r => r,
+        }
     }
 
     /// Whether the agent itself retried after the error reported in item
@@ -270,8 +294,9 @@ impl Provenance {
             return true;
         }
         let mut reported = false;
-        for (i, _, role) in self.roles(ev, facts) {
-            match role {
+        for line in self.roles(ev, facts) {
+            let i = line.0;
+            match self.resolved(facts, &line) {
                 Role::Report if i == earlier => reported = true,
                 Role::Notice if (i == earlier && reported) || (i > earlier && i <= last) => {
                     return true
@@ -301,14 +326,14 @@ impl Provenance {
                     mask.drop_item(i);
                 }
             }
-            for &(i, l, _) in &lines {
+            for &(i, l, _, _) in &lines {
                 if before((i, l), at) {
                     mask.set_line(i, l, stream_len(i), LineUse::Drop);
                 }
             }
         };
 
-        for &(i, l, role) in &lines {
+        for &(i, l, role, _) in &lines {
             match role {
                 Role::Echo => mask.set_line(i, l, stream_len(i), LineUse::Drop),
                 Role::Tool => mask.set_line(i, l, stream_len(i), LineUse::Tool),
@@ -317,10 +342,10 @@ impl Provenance {
         }
 
         // A prompt echoed after an error starts a new turn.
-        let last_echo = lines.iter().rev().find(|&&(_, _, r)| r == Role::Echo);
-        if let Some(&(ei, el, _)) = last_echo {
-            let anything_after =
-                lines.iter().any(|&(i, l, _)| before((ei, el), (i, l))) || ev.items.len() > ei + 1;
+        let last_echo = lines.iter().rev().find(|&&(_, _, r, _)| r == Role::Echo);
+        if let Some(&(ei, el, _, _)) = last_echo {
+            let anything_after = lines.iter().any(|&(i, l, _, _)| before((ei, el), (i, l)))
+                || ev.items.len() > ei + 1;
             if anything_after {
                 history(&mut mask, (ei, el));
             }
@@ -347,8 +372,8 @@ impl Provenance {
                     Item::Stdout(_) => lines
                         .iter()
                         .rev()
-                        .find(|&&(li, _, r)| li == i && r == Role::Other)
-                        .map(|&(_, l, _)| (i, l)),
+                        .find(|line| line.0 == i && self.resolved(facts, line) == Role::Other)
+                        .map(|&(_, l, _, _)| (i, l)),
                     _ => None,
                 });
             if turn_ended {
@@ -365,16 +390,24 @@ impl Provenance {
         // Notices: evidence only when nothing else is. A report anywhere
         // (a report line, an HTTP failure or ACP error item), anything the
         // agent printed after the notice, or success supersedes them.
-        let other_report =
-            lines.iter().any(|&(_, _, r)| r == Role::Report) || ev.items.iter().any(is_report_item);
-        for (k, &(i, l, role)) in lines.iter().enumerate() {
+        // (Asked only once a notice is found, and at most once.)
+        let mut other_report = None;
+        let mut other_report = || {
+            *other_report.get_or_insert_with(|| {
+                ev.items.iter().any(is_report_item)
+                    || lines
+                        .iter()
+                        .any(|line| self.resolved(facts, line) == Role::Report)
+            })
+        };
+        for (k, &(i, l, role, _)) in lines.iter().enumerate() {
             if role != Role::Notice {
                 continue;
             }
             let later_line = lines[k + 1..]
                 .iter()
-                .any(|&(li, ll, r)| (li, ll) != (i, l) && r != Role::Echo);
-            if success || other_report || later_line {
+                .any(|&(li, ll, r, _)| (li, ll) != (i, l) && r != Role::Echo);
+            if success || later_line || other_report() {
                 mask.set_line(i, l, stream_len(i), LineUse::Drop);
             }
         }
