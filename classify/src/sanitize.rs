@@ -155,6 +155,25 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             prev_resource = prev_ident && !tok.eq_ignore_ascii_case(b"you");
             continue;
         }
+        if kinds == ALPHA && tok.len() < 32 && !expect_secret && !expect_id {
+            // A longer word, letters only: nothing in it goes (it holds no
+            // digit, separator or punctuation, and is shorter than an id of
+            // letters), so only whether it introduces a value is asked,
+            // as the general path below does.
+            if tok.eq_ignore_ascii_case(b"bearer") || tok.eq_ignore_ascii_case(b"basic") {
+                expect_secret = true;
+            } else if next_is_separator(b, i) {
+                if is_secret_name(tok) {
+                    expect_secret = true;
+                } else if is_identity_name(tok) {
+                    expect_id = true;
+                }
+            }
+            prev_key = false;
+            prev_ident = is_identity_word(tok);
+            prev_resource = prev_ident;
+            continue;
+        }
         // Keep trailing sentence punctuation outside the replaced span.
         let mut end = i;
         while end > start + 1 && matches!(b[end - 1], b'.' | b':' | b'!' | b'?') {
