@@ -330,24 +330,27 @@ pub(crate) fn parse_go_duration(s: &str) -> Option<f64> {
 
 /// "try again in", "retry after", "resets in", "available in", … and a
 /// client reporting the provider's own request ("Provider requested
-/// 1800000ms wait"): the duration follows.
+/// 1800000ms wait"): the duration follows. A terminal wraps long messages,
+/// so one line break may fall anywhere in the phrase ("Please try\nagain
+/// in 5.448s", "try again\n   in 12s", "try again in\n20ms"): the words
+/// are one phrase of one message whichever space the wrap took.
 static PHRASE_TRIGGER: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r"\b(?:(?:try again|retry|resets?|available again|please wait|wait|refresh(?:es)?|come back)[ \t]+(?:in|after|for)?",
-            r"|available[ \t]+(?:in|after)",
+            r"\b(?:(?:try(?:[ \t]+|[ \t]*\n[ \t]*)again|retry|resets?|available(?:[ \t]+|[ \t]*\n[ \t]*)again|please(?:[ \t]+|[ \t]*\n[ \t]*)wait|wait|refresh(?:es)?|come(?:[ \t]+|[ \t]*\n[ \t]*)back)(?:[ \t]+|[ \t]*\n[ \t]*)(?:(?:in|after|for)\b(?:[ \t]*\n)?)?",
+            r"|available(?:[ \t]+|[ \t]*\n[ \t]*)(?:in|after)\b(?:[ \t]*\n)?",
             r"|(?:provider|server|upstream|api)[ \t]+(?:requested|asked for)(?:[ \t]+an?)?(?:[ \t]+(?:wait|delay|backoff)[ \t]+of)?",
             r")[ \t]*",
         ),
         &[
-            "try again",
+            "try",
             "retry",
             "reset",
             "available",
-            "please wait",
+            "please",
             "wait",
             "refresh",
-            "come back",
+            "come",
             "provider",
             "server",
             "upstream",
@@ -506,7 +509,7 @@ fn phrase_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<
         // "will retry after 6173ms", "we'll try again in 5s", "wait 2.7s
         // (attempt 2/3)". A reset the provider says "will" happen is its.
         let trigger = &lower[m.clone()];
-        let own_schedule_word = ["retry", "try again", "wait", "please wait"]
+        let own_schedule_word = ["retry", "try", "wait", "please"]
             .iter()
             .any(|w| trigger.starts_with(w.as_bytes()));
         if own_schedule_word {
@@ -745,12 +748,14 @@ static EPOCH: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A reset field printed as text rather than JSON (Node's `util.inspect`
 /// writes `{ resetsAt: 1796068800 }`, logs write `reset_at=…`,
-/// `resets_in_seconds: 8464`): the key names what the value is.
+/// `resets_in_seconds: 8464`, a relay's `reset_in=29s`): the key names what
+/// the value is. A wait under `reset_in` / `reset_after` must carry its
+/// unit (a Go duration): a bare number there says nothing sure.
 static RESET_FIELD_TEXT: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r#"\b(?P<key>resets?_?at|reset_?time(?:_?stamp)?|next_?reset(?:_?at)?|quota_?reset_?time_?stamp|resets?_?in_?seconds|reset_?after_?seconds|retry_?after_?seconds)["']?[ \t]*[:=][ \t]*["']?"#,
-            r"(?P<v>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})|\d+(?:\.\d+)?)(?:[^\d.:-]|$)",
+            r#"\b(?P<key>resets?_?at|reset_?time(?:_?stamp)?|next_?reset(?:_?at)?|quota_?reset_?time_?stamp|resets?_?in_?seconds|reset_?after_?seconds|retry_?after_?seconds|resets?_?in|reset_?after)["']?[ \t]*[:=][ \t]*["']?"#,
+            r"(?P<v>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})|(?P<dur>(?:\d+(?:\.\d+)?(?:ms|h|m|s))+)|\d+(?:\.\d+)?)(?:[^\d.:-]|$)",
         ),
         &["reset", "next", "quota", "retry"],
     )
@@ -771,8 +776,22 @@ fn epoch_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
         .filter_map(|(_, c)| {
             let key = std::str::from_utf8(c.name("key")?.as_bytes()).ok()?;
             let v = std::str::from_utf8(c.name("v")?.as_bytes()).ok()?;
-            if key.to_ascii_lowercase().ends_with("seconds") {
+            let key = key.to_ascii_lowercase();
+            if key.ends_with("seconds") {
                 return after_seconds(now, v.parse().ok()?);
+            }
+            // `reset_in=29s`: a wait with its unit; an instant's name with
+            // a duration, or a wait's name with a bare number, is not read.
+            let wait_key = key.ends_with("in") || key.ends_with("after");
+            match (wait_key, c.name("dur")) {
+                (true, Some(d)) => {
+                    return after_seconds(
+                        now,
+                        parse_go_duration(std::str::from_utf8(d.as_bytes()).ok()?)?,
+                    );
+                }
+                (true, None) | (false, Some(_)) => return None,
+                (false, None) => {}
             }
             // An instant: RFC 3339, or epoch seconds or milliseconds; a
             // small number under an instant's name says nothing sure.
@@ -1667,6 +1686,31 @@ mod tests {
         assert!(e("resetsAt: 1760000400").is_none());
         assert!(e("reset_time: 2026-12-01 00:00:00").is_none());
         assert!(e("reset_at: 1796068800.5.1").is_none());
+        // A relay's log: a wait with its unit under reset_in.
+        let t = e("status=503 model_rate_limited model=x reset_in=29s").unwrap();
+        assert_eq!(t, now() + Duration::seconds(29));
+        let t = e("reset_after=1h2m3s").unwrap();
+        assert_eq!(t, now() + Duration::seconds(3723));
+        // A bare number under a wait's name, a duration under an instant's.
+        assert!(e("reset_in=29").is_none());
+        assert!(e("reset_at=29s").is_none());
+    }
+
+    #[test]
+    fn phrases_wrapped_by_a_terminal() {
+        let t = phrase("Limit 250000, Used 250000. Please try\nagain in 5.448s. Visit").unwrap();
+        assert_eq!(t, now() + Duration::milliseconds(5448));
+        let t = phrase("Requested 2. Please try again\n         in 12s. Visit").unwrap();
+        assert_eq!(t, now() + Duration::seconds(12));
+        let t = phrase("Requested 1. Please try again in\n20ms. Visit").unwrap();
+        assert_eq!(t, now() + Duration::milliseconds(20));
+        let t = phrase("quota exhausted\n  (reset after 140h 21m 10s)").unwrap();
+        assert_eq!(t, now() + Duration::seconds(505_270));
+        // Two line breaks are two messages; a client's own schedule stays
+        // its own across a wrap.
+        assert!(phrase("Please try\n\nagain in 5s").is_none());
+        assert!(phrase("we will try\nagain in 5s").is_none());
+        assert!(phrase("Retrying: will retry\nafter 6173ms").is_none());
     }
 
     #[test]
