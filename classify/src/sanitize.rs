@@ -155,6 +155,22 @@ fn redact_cow(text: &str) -> Cow<'_, str> {
             prev_resource = prev_ident && !tok.eq_ignore_ascii_case(b"you");
             continue;
         }
+        if tok.len() < 4 && !expect_secret && !expect_id {
+            // A token of one to three bytes (`:`, `429`, `v1.`): too short
+            // to be replaced in any way or to name a secret or an identity
+            // field; the general path below would only ask, past any
+            // trailing sentence punctuation, whether it is `key` or an
+            // identity word.
+            let mut end = i;
+            while end > start + 1 && matches!(b[end - 1], b'.' | b':' | b'!' | b'?') {
+                end -= 1;
+            }
+            let core = &b[start..end];
+            prev_key = core.eq_ignore_ascii_case(b"key");
+            prev_ident = is_identity_word(core);
+            prev_resource = prev_ident && !core.eq_ignore_ascii_case(b"you");
+            continue;
+        }
         if kinds == ALPHA && tok.len() < 32 && !expect_secret && !expect_id {
             // A longer word, letters only: nothing in it goes (it holds no
             // digit, separator or punctuation, and is shorter than an id of
