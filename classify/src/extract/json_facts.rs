@@ -141,8 +141,10 @@ impl Facts {
                         | "error_description" | "errorMessage" | "error_message" | "result"
                         | "raw" | "stderr" | "additional_details" | "additionalDetails"
                         | "responseBody" | "response_body"
-                        // Tencent Cloud's and AWS' `Message`, Baidu Qianfan's `error_msg`.
-                        | "Message" | "ErrorMessage" | "error_msg" | "errorMsg" => {
+                        // Tencent Cloud's and AWS' `Message`, Baidu Qianfan's `error_msg`,
+                        // MiniMax's `base_resp.status_msg`.
+                        | "Message" | "ErrorMessage" | "error_msg" | "errorMsg" | "status_msg"
+                        | "statusMsg" => {
                             if let Json::String(s) = val {
                                 if !(has_raw && k == "message") {
                                     self.message(s, idx, nest);

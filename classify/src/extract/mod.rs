@@ -357,6 +357,12 @@ mod tests {
         );
         assert!(f.hay[0].contains("qps request limit reached"));
         assert!(f.statuses.is_empty());
+        // MiniMax's own API: `base_resp.status_msg` under an HTTP 200.
+        let f = facts(
+            r#"{"items":[{"kind":"http","status":200,"body":"{\"id\":\"x\",\"base_resp\":{\"status_code\":1008,\"status_msg\":\"insufficient balance\"}}"}]}"#,
+        );
+        assert!(f.hay[0].contains("insufficient balance"));
+        assert!(f.statuses.is_empty());
     }
 
     #[test]
