@@ -569,11 +569,20 @@ impl Prefilter {
         self.branches[pattern].is_none()
     }
 
-    /// Every literal occurrence inside a segment, sorted, for the haystack
-    /// whose ASCII-lowercased bytes are `lower`; `segments` are its
-    /// segments' byte ranges, in order. An occurrence that runs past its
-    /// segment is dropped: patterns match within one segment.
+    /// [`Self::hits_found`], sorted.
+    #[cfg(test)]
     pub(crate) fn hits(&self, lower: &[u8], segments: &[(usize, usize)]) -> Vec<Hit> {
+        let mut hits = self.hits_found(lower, segments);
+        hits.sort_unstable();
+        hits
+    }
+
+    /// Every literal occurrence inside a segment, in the order found
+    /// (segment, then end), for the haystack whose ASCII-lowercased bytes
+    /// are `lower`; `segments` are its segments' byte ranges, in order. An
+    /// occurrence that runs past its segment is dropped: patterns match
+    /// within one segment. Sorted, hits group by pattern (see [`Hit`]).
+    pub(crate) fn hits_found(&self, lower: &[u8], segments: &[(usize, usize)]) -> Vec<Hit> {
         let Some(Literals { dfa, start }) = &self.dfa else {
             return Vec::new();
         };
@@ -611,7 +620,6 @@ impl Prefilter {
                 }
             }
         }
-        out.sort_unstable();
         out
     }
 

@@ -7,6 +7,7 @@ use super::compiled::Matcher;
 use super::prefilter::Hit;
 use super::rule::Role;
 use crate::facts::{Facts, Source};
+use std::borrow::Cow;
 
 /// Text matches. The prefilter runs once per haystack and says, per
 /// pattern, which segments (lines, messages) hold one of its literals and
@@ -17,7 +18,9 @@ pub(super) struct TextHits<'a> {
     facts: &'a Facts,
     /// Per haystack: its segments' byte ranges, in order.
     segments: [Vec<(usize, usize)>; 3],
-    /// Per haystack: literal hits, sorted by pattern, segment, start.
+    /// Per haystack: literal hits, in the order the prefilter found them
+    /// (segment, then end); more than [`UNSORTED_MAX`] sorted by pattern,
+    /// segment, start (the order [`Self::pattern_hits`] gives).
     hits: [Vec<Hit>; 3],
     /// Rules whose text pattern may match (bits, as in `RuleBits`).
     pub(super) may_text: Vec<u64>,
@@ -26,6 +29,12 @@ pub(super) struct TextHits<'a> {
     /// Where text patterns matched: `(rule, haystack, segment index)`.
     found: Vec<(usize, Source, usize)>,
 }
+
+/// Most hits in one haystack left unsorted: a few patterns' hits are then
+/// picked out of them when asked for ([`TextHits::pattern_hits`]), which
+/// costs less than sorting them all; more are sorted once, so picking a
+/// pattern's out of a long list stays a binary search.
+const UNSORTED_MAX: usize = 64;
 
 impl<'a> TextHits<'a> {
     pub(super) fn new(matcher: &'a Matcher, facts: &'a Facts) -> Self {
@@ -47,7 +56,7 @@ impl<'a> TextHits<'a> {
                 return Vec::new();
             }
             let pf = &matcher.prefilters[slot];
-            let hits = pf.hits(&facts.lower[slot], segs);
+            let hits = pf.hits_found(&facts.lower[slot], segs);
             let mut mark = |pattern: usize| {
                 let (rule, role) = matcher.owners[slot][pattern];
                 let set = match role {
@@ -61,6 +70,10 @@ impl<'a> TextHits<'a> {
             }
             for h in &hits {
                 mark(h.pattern as usize);
+            }
+            let mut hits = hits;
+            if hits.len() > UNSORTED_MAX {
+                hits.sort_unstable();
             }
             hits
         });
@@ -79,13 +92,19 @@ impl<'a> TextHits<'a> {
         self.may_not[rule / 64] & (1 << (rule % 64)) != 0
     }
 
-    /// The hits of one pattern in one haystack.
-    fn pattern_hits(&self, slot: usize, pattern: usize) -> &[Hit] {
+    /// The hits of one pattern in one haystack, sorted by segment, start,
+    /// branch and end.
+    fn pattern_hits(&self, slot: usize, pattern: usize) -> Cow<'_, [Hit]> {
         let hits = &self.hits[slot];
         let p = pattern as u32;
-        let lo = hits.partition_point(|h| h.pattern < p);
-        let hi = lo + hits[lo..].partition_point(|h| h.pattern <= p);
-        &hits[lo..hi]
+        if hits.len() > UNSORTED_MAX {
+            let lo = hits.partition_point(|h| h.pattern < p);
+            let hi = lo + hits[lo..].partition_point(|h| h.pattern <= p);
+            return Cow::Borrowed(&hits[lo..hi]);
+        }
+        let mut own: Vec<Hit> = hits.iter().filter(|h| h.pattern == p).copied().collect();
+        own.sort_unstable();
+        Cow::Owned(own)
     }
 
     /// Whether the rule's text (or not_text) pattern matches; for text, the
