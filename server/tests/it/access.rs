@@ -830,7 +830,11 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
     // would keep such a thread reading for ever, and the test's runtime
     // waits for its blocking threads when it shuts down. Here a timeout
     // fails the test, and the server is killed when its handle is dropped.
-    let within = std::time::Duration::from_secs(60);
+    // A guard against a server that never prints, not a speed check (the
+    // classifier's set-up is measured in docs/benchmarks.md): a debug build
+    // compiles the catalogue in ≈ 5 s of CPU, which a loaded 2-core machine
+    // can stretch past a minute.
+    let within = std::time::Duration::from_secs(180);
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/first.db", dir.path().display());
     let port = free_port();
@@ -859,7 +863,7 @@ async fn first_start_prints_a_sign_in_link_and_no_auth_stays_local() {
         None
     })
     .await
-    .expect("the first start prints its sign-in link within a minute");
+    .expect("the first start prints its sign-in link within three minutes");
     let link = link.expect("a sign-in link on stdout");
     assert!(
         link.starts_with(&format!("http://127.0.0.1:{port}/sign-in?code=")),
