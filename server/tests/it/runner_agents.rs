@@ -606,32 +606,22 @@ async fn ctrl_c_cancels_an_acp_prompt_and_stops_the_route() {
     assert_eq!(run.codes(), vec!["cancelled"], "{}", show(&run));
 }
 
-/// Codex's app server with the approval answers the configuration gives:
-/// the model asks to run `touch` outside the sandbox, which Codex's
-/// default approval policy (`on-request`) puts to the client.
-async fn codex_app_with_permissions(
-    replies: Vec<Reply>,
-    permissions: Option<&str>,
-) -> (Run, FakeProvider, tempfile::TempDir) {
-    let fake = FakeProvider::start().await;
-    for r in replies {
-        fake.push(r);
-    }
+/// A server with a profile whose one candidate is Codex's app server
+/// against `fake` (with the agent's `timeout_seconds`, if any), and the
+/// runner configuration for it: the server, the directory the
+/// configuration and Codex's home live in, the configuration, the profile.
+async fn codex_app_route(
+    fake: &FakeProvider,
+    timeout_seconds: Option<u64>,
+) -> (TestServer, tempfile::TempDir, std::path::PathBuf, String) {
     let server = TestServer::start(Engine::Sqlite).await;
     let dir = tempfile::tempdir().expect("temp dir");
     let setup = codex_app_server(dir.path(), &fake.base_url());
     let mut table = AgentTable::new("codex-app", setup.argv.clone(), "codex-app-server");
     table.env = setup.env.clone();
     table.cwd = Some(setup.cwd.clone());
+    table.timeout_seconds = timeout_seconds;
     let config = write_config(dir.path(), &[table]);
-    if let Some(p) = permissions {
-        let text = std::fs::read_to_string(&config).expect("config");
-        std::fs::write(
-            &config,
-            format!("{}\npermissions = \"{p}\"\n", text.trim_end()),
-        )
-        .expect("config");
-    }
     let api = server.api();
     let pid = profile(
         &api,
@@ -646,6 +636,29 @@ async fn codex_app_with_permissions(
         }],
     )
     .await;
+    (server, dir, config, pid)
+}
+
+/// Codex's app server with the approval answers the configuration gives:
+/// the model asks to run `touch` outside the sandbox, which Codex's
+/// default approval policy (`on-request`) puts to the client.
+async fn codex_app_with_permissions(
+    replies: Vec<Reply>,
+    permissions: Option<&str>,
+) -> (Run, FakeProvider, tempfile::TempDir) {
+    let fake = FakeProvider::start().await;
+    for r in replies {
+        fake.push(r);
+    }
+    let (server, dir, config, pid) = codex_app_route(&fake, None).await;
+    if let Some(p) = permissions {
+        let text = std::fs::read_to_string(&config).expect("config");
+        std::fs::write(
+            &config,
+            format!("{}\npermissions = \"{p}\"\n", text.trim_end()),
+        )
+        .expect("config");
+    }
     let run = Runner::new(&server, &pid, &config, "Make a file.")
         .run(&server, &pid)
         .await;
@@ -702,27 +715,7 @@ async fn codex_app_server_approvals_are_granted_when_configured() {
 async fn ctrl_c_interrupts_a_codex_app_server_turn_and_stops_the_route() {
     let fake = FakeProvider::start().await;
     fake.push(Reply::Hang);
-    let server = TestServer::start(Engine::Sqlite).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let setup = codex_app_server(dir.path(), &fake.base_url());
-    let mut table = AgentTable::new("codex-app", setup.argv.clone(), "codex-app-server");
-    table.env = setup.env.clone();
-    table.cwd = Some(setup.cwd.clone());
-    let config = write_config(dir.path(), &[table]);
-    let api = server.api();
-    let pid = profile(
-        &api,
-        "codex-app",
-        &[Cand {
-            label: "Codex (app server)",
-            profile_ref: "codex-app",
-            agent: "codex",
-            provider_id: "openai",
-            transient: policy(3, 5, 0, "skip"),
-            hard: policy(0, 0, 0, "stop"),
-        }],
-    )
-    .await;
+    let (server, _dir, config, pid) = codex_app_route(&fake, None).await;
     let runner = Runner::new(&server, &pid, &config, "Wait.");
     let child = runner.spawn();
     let runner_pid = child.id().expect("pid") as i32;
@@ -753,30 +746,9 @@ async fn ctrl_c_interrupts_a_codex_app_server_turn_and_stops_the_route() {
 async fn a_codex_app_server_turn_past_its_timeout_is_interrupted_and_stops_the_route() {
     let fake = FakeProvider::start().await;
     fake.push(Reply::Hang);
-    let server = TestServer::start(Engine::Sqlite).await;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let setup = codex_app_server(dir.path(), &fake.base_url());
-    let mut table = AgentTable::new("codex-app", setup.argv.clone(), "codex-app-server");
-    table.env = setup.env.clone();
-    table.cwd = Some(setup.cwd.clone());
     // Long enough for the server to start and call the model on a busy
     // machine; the model never answers.
-    table.timeout_seconds = Some(20);
-    let config = write_config(dir.path(), &[table]);
-    let api = server.api();
-    let pid = profile(
-        &api,
-        "codex-app",
-        &[Cand {
-            label: "Codex (app server)",
-            profile_ref: "codex-app",
-            agent: "codex",
-            provider_id: "openai",
-            transient: policy(3, 5, 0, "skip"),
-            hard: policy(0, 0, 0, "stop"),
-        }],
-    )
-    .await;
+    let (server, _dir, config, pid) = codex_app_route(&fake, Some(20)).await;
     let run = Runner::new(&server, &pid, &config, "Wait.")
         .run(&server, &pid)
         .await;
