@@ -153,8 +153,13 @@ fn plan(pattern: &str) -> Option<Plan> {
 
 /// For a branch that does not expand: the runs of its concatenation that do
 /// (cut at the parts that do not), as literal sets every match contains one
-/// of each of. Word boundaries at a run's ends are ignored (the literals only
-/// need to be necessary). `None` when no run gives a useful set.
+/// of each of. A part that does not expand gives a set too when it holds
+/// literals every match of it contains one of (`(?:is not defined|\S+ is
+/// not a function)`), and so does a run with too many strings to expand
+/// (a long list of names): otherwise a branch's only set may be a common
+/// word (`error`) that makes its regex run in most segments. Word boundaries
+/// at a run's ends are ignored (the literals only need to be necessary).
+/// `None` when no run gives a useful set.
 fn parts(h: &Hir) -> Option<Vec<Vec<Vec<u8>>>> {
     let subs = match h.kind() {
         HirKind::Concat(subs) => subs.as_slice(),
@@ -162,13 +167,24 @@ fn parts(h: &Hir) -> Option<Vec<Vec<Vec<u8>>>> {
     };
     let mut out = Vec::new();
     let mut total = 0;
+    let mut keep = |lits: Vec<Vec<u8>>| {
+        if !lits.is_empty() && out.len() < MAX_PARTS && total + lits.len() <= MAX_EXPANSION {
+            total += lits.len();
+            out.push(lits);
+        }
+    };
     let mut run: Vec<Hir> = Vec::new();
-    let mut flush = |run: &mut Vec<Hir>| {
+    let flush = |run: &mut Vec<Hir>, keep: &mut dyn FnMut(Vec<Vec<u8>>)| {
         if run.is_empty() {
             return;
         }
-        let strings = expand_parts(&Hir::concat(std::mem::take(run)));
-        let Some(strings) = strings else { return };
+        let run = Hir::concat(std::mem::take(run));
+        let Some(strings) = expand_parts(&run) else {
+            if let Some(lits) = required_set(&run) {
+                keep(lits);
+            }
+            return;
+        };
         let mut lits = Vec::with_capacity(strings.len());
         for (bytes, bounds) in strings {
             if bytes.len() < MIN_LITERAL {
@@ -182,20 +198,25 @@ fn parts(h: &Hir) -> Option<Vec<Vec<Vec<u8>>>> {
                 lits.push(bytes);
             }
         }
-        if !lits.is_empty() && out.len() < MAX_PARTS && total + lits.len() <= MAX_EXPANSION {
-            total += lits.len();
-            out.push(lits);
-        }
+        keep(lits);
     };
     for s in subs {
         if expand_parts(s).is_some() {
             run.push(s.clone());
         } else {
-            flush(&mut run);
+            flush(&mut run, &mut keep);
+            if let Some(lits) = required_set(s) {
+                keep(lits);
+            }
         }
     }
-    flush(&mut run);
+    flush(&mut run, &mut keep);
     (!out.is_empty()).then_some(out)
+}
+
+/// [`required`]'s literals when none is too short to be worth searching for.
+fn required_set(h: &Hir) -> Option<Vec<Vec<u8>>> {
+    required(h).filter(|lits| lits.iter().all(|l| l.len() >= MIN_LITERAL))
 }
 
 /// The pattern's top-level alternatives, in order. regex-syntax lifts a
@@ -826,6 +847,15 @@ mod tests {
         );
         assert_eq!(of(&p, 2), vec![b"quux"]);
         assert_eq!(p.rest, vec![(2, vec![vec![b"qux".to_vec()]])]);
+        // A part that does not expand still gives its required literals,
+        // rarer than the common word before it.
+        let p =
+            plan(r"^\s*ERROR\s+(?:undefined is not an object|\S*\s*is not defined\s*$)").unwrap();
+        assert_eq!(
+            of(&p, 0),
+            vec![&b"undefined is not an object"[..], b"is not defined"]
+        );
+        assert_eq!(p.rest, vec![(0, vec![vec![b"ERROR".to_vec()]])]);
         // Inline flags: the case-sensitive reading no longer stands for the regex.
         let p = plan(r"(?-i:\bfoo bar\b)|baz qux").unwrap();
         assert!(p.branches.iter().all(|b| *b == Branch::Regex));
