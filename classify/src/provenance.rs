@@ -43,6 +43,7 @@ use super::evidence::{Evidence, Item};
 use super::facts::{Facts, Source, NO_LINE};
 use super::mask::{LineUse, Mask};
 use super::matcher::build_regex_lines;
+use super::matcher::prefilter::Run;
 use regex::bytes::Regex;
 use serde::Deserialize;
 
@@ -69,12 +70,17 @@ pub struct ProvenanceSpec {
     pub echo_block_close: Vec<String>,
 }
 
-/// A pattern tried on single lines: its regex alone. The literal prefilter
-/// the rules' patterns go through is no help here: on text as short as a
-/// line, the regex crate's own literal search (vectorised) costs less than
-/// stepping the prefilter's automaton over every byte (docs/benchmarks.md).
+/// A pattern tried on single lines: its regex, after a vectorised search for
+/// the literals every match contains one of. The rules' literal prefilter is
+/// no help here: on text as short as a line, stepping its automaton over
+/// every byte costs more than the regex (docs/benchmarks.md).
 #[derive(Debug)]
 struct LinePattern {
+    /// Literals one of which every match contains (`None`: some branch has
+    /// none, as `report`'s `\b[45]\d\d\b`): without one the regex cannot
+    /// match, and the patterns with a branch not anchored at the line's
+    /// start (`notice`, `tool`) would otherwise scan the whole line.
+    required: Option<Run>,
     /// The catalogue's regex (multi-line, as every pattern is compiled)…
     re: Regex,
     /// …and the same pattern single-line, for text without a `\n` (a
@@ -88,12 +94,20 @@ impl LinePattern {
     fn new(pattern: &str) -> Result<LinePattern, String> {
         let re = build_regex_lines(pattern, true).map_err(|e| e.to_string())?;
         let line_re = build_regex_lines(pattern, false).map_err(|e| e.to_string())?;
-        Ok(LinePattern { re, line_re })
+        Ok(LinePattern {
+            required: Run::required_by(pattern),
+            re,
+            line_re,
+        })
     }
 
-    /// Whether the pattern matches `text` (`single_line`: `text` holds no
-    /// `\n`, found once for all the patterns a line is tried with).
-    fn matches(&self, text: &[u8], single_line: bool) -> bool {
+    /// Whether the pattern matches `text` (`lower`, its ASCII-lower-cased
+    /// copy; `single_line`: `text` holds no `\n`, found once for all the
+    /// patterns a line is tried with).
+    fn matches(&self, text: &[u8], lower: &[u8], single_line: bool) -> bool {
+        if self.required.as_ref().is_some_and(|r| !r.occurs(lower)) {
+            return false;
+        }
         if single_line {
             self.line_re.is_match(text)
         } else {
@@ -233,15 +247,15 @@ impl Provenance {
             } else if json_depth > 0 {
                 // The rest of a notice's JSON.
                 Role::Notice
-            } else if self.tool.matches(text, single_line) {
+            } else if self.tool.matches(text, lower, single_line) {
                 in_tool = true;
                 Role::Tool
-            } else if in_tool && self.tool_continuation.matches(text, single_line) {
+            } else if in_tool && self.tool_continuation.matches(text, lower, single_line) {
                 Role::Tool
-            } else if self.echo.matches(text, single_line) {
+            } else if self.echo.matches(text, lower, single_line) {
                 in_tool = false;
                 Role::Echo
-            } else if self.notice.matches(text, single_line) {
+            } else if self.notice.matches(text, lower, single_line) {
                 in_tool = false;
                 Role::Notice
             } else {
@@ -259,9 +273,11 @@ impl Provenance {
     /// Whether a line [`Self::roles`] left [`Role::Plain`] reads like an
     /// error report (`report`), else it is [`Role::Other`].
     fn is_report(&self, facts: &Facts, seg: usize) -> bool {
-        let text = facts.segment_text(&facts.segments[seg]).as_bytes();
+        let s = &facts.segments[seg];
+        let text = facts.segment_text(s).as_bytes();
         let single_line = memchr::memchr(b'\n', text).is_none();
-        self.report.matches(text, single_line)
+        self.report
+            .matches(text, facts.segment_lower(s), single_line)
     }
 
     /// A line's role, a [`Role::Plain`] one told apart.
@@ -465,13 +481,16 @@ mod tests {
 
     /// The single-line regex a line without `\n` is tried with answers as
     /// the catalogue's multi-line regex does, anchors included; text with a
-    /// `\n` keeps the multi-line regex.
+    /// `\n` keeps the multi-line regex; the literal search first changes no
+    /// answer.
     #[test]
     fn line_pattern_answers_as_the_multi_line_regex() {
         let patterns = [
             r"^\s*(?:>|you\s*:)\s\S",
             r"\bdone$|^ok\b",
             r"retrying\b|^\s*> \S",
+            // Every branch has literals: they are searched for first.
+            r"\bRETRYING\b|^\s*(?:\xe2\x94\x82|\xe2\x94\x94) \S",
         ];
         let texts = [
             "> why do I get 429s?",
@@ -486,13 +505,19 @@ mod tests {
             "ok\r",
             "",
             "Retrying in 4 seconds",
+            "  \u{2502} ok",
+            "x \u{2514} ok",
         ];
         for p in patterns {
             let lp = LinePattern::new(p).unwrap();
             let re = build_regex(p).unwrap();
             for t in texts {
                 assert_eq!(
-                    lp.matches(t.as_bytes(), !t.contains('\n')),
+                    lp.matches(
+                        t.as_bytes(),
+                        t.to_ascii_lowercase().as_bytes(),
+                        !t.contains('\n')
+                    ),
                     re.is_match(t.as_bytes()),
                     "{p} on {t:?}"
                 );

@@ -316,6 +316,18 @@ fn expand_parts(h: &Hir) -> Option<Parts> {
             }
             bytes.into_iter().map(|b| (vec![b], Vec::new())).collect()
         }
+        // The same for characters (the parser makes `\xe2\x94\x82|\xe2\x94\x94`
+        // a class of two): no encoding is a prefix of another.
+        HirKind::Class(Class::Unicode(c)) => {
+            let chars: Vec<char> = c.iter().flat_map(|r| r.start()..=r.end()).take(5).collect();
+            if chars.len() > 4 {
+                return None;
+            }
+            chars
+                .into_iter()
+                .map(|ch| (ch.to_string().into_bytes(), Vec::new()))
+                .collect()
+        }
         // `x?` prefers `x`; `x??` prefers nothing.
         HirKind::Repetition(r) if r.min == 0 && r.max == Some(1) => {
             let sub = expand_parts(&r.sub)?;
@@ -465,9 +477,11 @@ pub(crate) struct Prefilter {
     rest: Vec<Vec<(u32, Vec<Run>)>>,
 }
 
-/// One left-out run of a regex branch: whether any of its literals occurs.
+/// A set of literals, searched for whether any of them occurs: one
+/// left-out run of a regex branch, or the literals a `[provenance]` line
+/// pattern requires ([`Run::required_by`]).
 #[derive(Debug)]
-enum Run {
+pub(crate) enum Run {
     /// A few literals, each looked for on its own.
     Few(Vec<Finder<'static>>),
     /// Many (a word list): one pass of an automaton over them all rather
@@ -504,8 +518,21 @@ impl Run {
         Run::Few(kept.iter().map(|l| Finder::new(l).into_owned()).collect())
     }
 
+    /// Literals one of which every match of `pattern` contains (each
+    /// branch's strings, or the rarest literal set of a branch with regex
+    /// syntax), as a run; `None` when some branch has no usable set.
+    pub(crate) fn required_by(pattern: &str) -> Option<Run> {
+        let plan = plan(pattern)?;
+        Some(Run::new(
+            plan.literals
+                .into_iter()
+                .map(|(l, _)| l.to_ascii_lowercase())
+                .collect(),
+        ))
+    }
+
     /// Whether one of the run's literals occurs in `lower`.
-    fn occurs(&self, lower: &[u8]) -> bool {
+    pub(crate) fn occurs(&self, lower: &[u8]) -> bool {
         match self {
             Run::Few(finders) => finders.iter().any(|f| f.find(lower).is_some()),
             Run::Many(ac) => ac.is_match(lower),
@@ -856,6 +883,15 @@ mod tests {
             vec![&b"undefined is not an object"[..], b"is not defined"]
         );
         assert_eq!(p.rest, vec![(0, vec![vec![b"ERROR".to_vec()]])]);
+        // Byte sequences the parser reads as a class of characters expand
+        // into the characters' bytes (a branch of them is still a regex
+        // branch: literal branches are ASCII).
+        let p = plan(r"^\s*(?:\xe2\x94\x82|\xe2\x94\x94) ").unwrap();
+        assert_eq!(p.branches, vec![Branch::Regex]);
+        assert_eq!(
+            of(&p, 0),
+            vec!["\u{2502} ".as_bytes(), "\u{2514} ".as_bytes()]
+        );
         // Inline flags: the case-sensitive reading no longer stands for the regex.
         let p = plan(r"(?-i:\bfoo bar\b)|baz qux").unwrap();
         assert!(p.branches.iter().all(|b| *b == Branch::Regex));
