@@ -151,6 +151,46 @@ fn plan(pattern: &str) -> Option<Plan> {
     })
 }
 
+/// Puts in the automaton, for each regex branch of several runs, the run
+/// whose most shared literal is shared least (`shared`: per lower-cased
+/// literal, how many of the catalogue's patterns use it), then as [`plan`]
+/// chose. A literal many patterns use (`error`, `failed`) is common in text
+/// too, and the run [`plan`] picks by length alone is often such a word
+/// list where another run names a few services or commands.
+fn prefer_unshared(plan: &mut Plan, shared: &HashMap<Vec<u8>, usize>) {
+    let most_shared = |run: &[Vec<u8>]| {
+        run.iter()
+            .map(|l| shared.get(&l.to_ascii_lowercase()).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0)
+    };
+    let key = |run: &[Vec<u8>]| (std::cmp::Reverse(most_shared(run)), rarity(run));
+    for (b, runs) in &mut plan.rest {
+        let b = *b as usize;
+        let kept: Vec<Vec<u8>> = plan
+            .literals
+            .iter()
+            .filter(|(_, lb)| *lb == b)
+            .map(|(l, _)| l.clone())
+            .collect();
+        let Some(best) = (0..runs.len()).max_by_key(|&k| key(&runs[k])) else {
+            continue;
+        };
+        if key(&runs[best]) <= key(&kept) {
+            continue;
+        }
+        let Some(at) = plan.literals.iter().position(|(_, lb)| *lb == b) else {
+            continue;
+        };
+        let new = runs.remove(best);
+        plan.literals.retain(|(_, lb)| *lb != b);
+        plan.literals
+            .splice(at..at, new.into_iter().map(|l| (l, b)));
+        runs.push(kept);
+        runs.sort_by_key(|r| std::cmp::Reverse(rarity(r)));
+    }
+}
+
 /// For a branch that does not expand: the runs of its concatenation that do
 /// (cut at the parts that do not), as literal sets every match contains one
 /// of each of. A part that does not expand gives a set too when it holds
@@ -549,8 +589,28 @@ impl Prefilter {
         let mut branches = Vec::with_capacity(patterns.len());
         let mut always = Vec::new();
         let mut rest = Vec::with_capacity(patterns.len());
-        for (i, p) in patterns.iter().enumerate() {
-            let Some(plan) = plan(p) else {
+        let mut plans: Vec<Option<Plan>> = patterns.iter().map(|p| plan(p)).collect();
+        // How many patterns use each literal, in any branch or run.
+        let mut shared: HashMap<Vec<u8>, usize> = HashMap::new();
+        for plan in plans.iter().flatten() {
+            let mut mine: Vec<Vec<u8>> = plan
+                .literals
+                .iter()
+                .map(|(l, _)| l)
+                .chain(plan.rest.iter().flat_map(|(_, runs)| runs.iter().flatten()))
+                .map(|l| l.to_ascii_lowercase())
+                .collect();
+            mine.sort_unstable();
+            mine.dedup();
+            for l in mine {
+                *shared.entry(l).or_insert(0) += 1;
+            }
+        }
+        for plan in plans.iter_mut().flatten() {
+            prefer_unshared(plan, &shared);
+        }
+        for (i, plan) in plans.into_iter().enumerate() {
+            let Some(plan) = plan else {
                 always.push(i);
                 branches.push(None);
                 rest.push(Vec::new());
@@ -892,6 +952,13 @@ mod tests {
             of(&p, 0),
             vec!["\u{2502} ".as_bytes(), "\u{2514} ".as_bytes()]
         );
+        // Length alone keeps `error`; a word many patterns share gives way
+        // to the run of names.
+        let mut p = plan(r"\b(?:tavily|kagi)\b[^\n]*\berror\b").unwrap();
+        assert_eq!(of(&p, 0), vec![b"error"]);
+        prefer_unshared(&mut p, &HashMap::from([(b"error".to_vec(), 5)]));
+        assert_eq!(of(&p, 0), vec![&b"tavily"[..], b"kagi"]);
+        assert_eq!(p.rest, vec![(0, vec![vec![b"error".to_vec()]])]);
         // Inline flags: the case-sensitive reading no longer stands for the regex.
         let p = plan(r"(?-i:\bfoo bar\b)|baz qux").unwrap();
         assert!(p.branches.iter().all(|b| *b == Branch::Regex));
