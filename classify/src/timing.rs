@@ -748,13 +748,14 @@ static EPOCH: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A reset field printed as text rather than JSON (Node's `util.inspect`
 /// writes `{ resetsAt: 1796068800 }`, logs write `reset_at=…`,
-/// `resets_in_seconds: 8464`, a relay's `reset_in=29s`): the key names what
+/// `resets_in_seconds: 8464`, a relay's `reset_in=29s`, response headers a
+/// relay printed, `x-codex-primary-reset-at: 1773860656`): the key names what
 /// the value is. A wait under `reset_in` / `reset_after` must carry its
 /// unit (a Go duration): a bare number there says nothing sure.
 static RESET_FIELD_TEXT: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r#"\b(?P<key>resets?_?at|reset_?time(?:_?stamp)?|next_?reset(?:_?at)?|quota_?reset_?time_?stamp|resets?_?in_?seconds|reset_?after_?seconds|retry_?after_?seconds|resets?_?in|reset_?after)["']?[ \t]*[:=][ \t]*["']?"#,
+            r#"\b(?P<key>resets?[_-]?at|reset_?time(?:_?stamp)?|next_?reset(?:_?at)?|quota_?reset_?time_?stamp|resets?[_-]?in[_-]?seconds|reset[_-]?after[_-]?seconds|retry_?after_?seconds|resets?_?in|reset_?after)["']?[ \t]*[:=][ \t]*["']?"#,
             r"(?P<v>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})|(?P<dur>(?:\d+(?:\.\d+)?(?:ms|h|m|s))+)|\d+(?:\.\d+)?)(?:[^\d.:-]|$)",
         ),
         &["reset", "next", "quota", "retry"],
@@ -814,11 +815,12 @@ fn epoch_hint(text: &str, lower: &[u8], now: DateTime<Utc>) -> Option<DateTime<U
 /// `2026-12-18`, a weekday, `today`, `tomorrow`), an hour (`5am`, `17:30`,
 /// `2:55 PM`, `midnight`, `noon`) and a zone (an IANA name, `UTC±h`, an
 /// offset, an unambiguous abbreviation such as `PST` or `CET`, `Pacific
-/// time`).
+/// time`). A terminal may wrap the line once between "reset" and its "at"
+/// ("Your limit will reset \n     at 3pm (America/Santiago).").
 static CLOCK: LazyLock<Led> = LazyLock::new(|| {
     Led::new(
         concat!(
-            r"\b(?:resets?(?:[\x20\t]+(?:automatically|daily|every[\x20\t]+day|each[\x20\t]+day))?(?:[\x20\t]+(?:at|on))?|reset[\x20\t]+time|refresh(?:es)?[\x20\t]+(?:at|on)|renews?[\x20\t]+(?:at|on)|try[\x20\t]+again[\x20\t]+(?:at|after|on)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after|on)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]*:?[\x20\t]+",
+            r"\b(?:resets?(?:[\x20\t]+(?:automatically|daily|every[\x20\t]+day|each[\x20\t]+day))?(?:(?:[\x20\t]+|[\x20\t]*\n[\x20\t]*)(?:at|on))?|reset[\x20\t]+time|refresh(?:es)?[\x20\t]+(?:at|on)|renews?[\x20\t]+(?:at|on)|try[\x20\t]+again[\x20\t]+(?:at|after|on)|available[\x20\t]+(?:again[\x20\t]+)?(?:at|after|on)|regain[\x20\t]+access[\x20\t]+(?:on|at)|until|after)[\x20\t]*:?[\x20\t]+",
             r"(?:(?:(?P<wd>mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\b\.?,?[\x20\t]+)?",
             r"(?:(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?[\x20\t]+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?[\x20\t]*(?:(?P<year>\d{4}),?[\x20\t]*)?",
             r"|(?P<day2>\d{1,2})[\x20\t]+(?P<mon2>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?,?[\x20\t]+(?:(?P<year2>\d{4}),?[\x20\t]+)?",
@@ -1393,6 +1395,11 @@ mod tests {
         assert!(clock("resets 10am (CST)").is_none());
         assert!(clock("resets at 10:00 IST").is_none());
         assert!(clock("resets at 10:00 BST").is_none());
+        // A terminal wrapped the line once before "at"; two breaks are two
+        // messages.
+        let t = clock("Your limit will reset \n     at 3pm (America/Santiago).").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T18:00:00+00:00");
+        assert!(clock("Your limit will reset\n\nat 3pm (America/Santiago).").is_none());
     }
 
     #[test]
@@ -1694,6 +1701,12 @@ mod tests {
         // A bare number under a wait's name, a duration under an instant's.
         assert!(e("reset_in=29").is_none());
         assert!(e("reset_at=29s").is_none());
+        // Response headers a relay printed as text (Codex's usage window).
+        let t = e("x-codex-primary-reset-at: 1796068800").unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-11-30T20:00:00+00:00");
+        let t = e("x-codex-primary-reset-after-seconds: 8464").unwrap();
+        assert_eq!(t, now() + Duration::seconds(8464));
+        assert!(e("x-codex-secondary-reset-at:").is_none());
     }
 
     #[test]
